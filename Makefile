@@ -1,0 +1,49 @@
+# Every target sets itself up on a fresh machine: the venv is created and filled on first use.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+HOST ?= 0.0.0.0
+PORT ?= 8000
+# MNIST lives beside the checkout in this workplace; elsewhere torchvision downloads it into data/.
+DATA_ROOT ?= $(if $(wildcard ../shared/data/MNIST/raw),../shared/data,data)
+export DATA_ROOT
+
+.PHONY: run test lint train bench clean help
+
+help:
+	@echo "make run    serve the shipped checkpoints on http://$(HOST):$(PORT)"
+	@echo "make test   run the test suite (installs dev dependencies and Chromium when missing)"
+	@echo "make lint   ruff + hadolint + docker-compose config"
+	@echo "make train  train vit-mnist and cnn-mnist into model_store/checkpoints"
+	@echo "make bench  benchmarks: raw model, served load, batch endpoint, cold start"
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+run: $(VENV)/.installed
+	$(VENV)/bin/uvicorn app.main:app --host $(HOST) --port $(PORT) --workers 1
+
+test: $(VENV)/.installed-dev
+	$(PY) -m pytest -q -ra
+
+lint: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+train: $(VENV)/.installed-dev
+	$(PY) -m training train --model vit-mnist --epochs 200 --batch-size 512 --warmup-epochs 5
+	$(PY) -m training train --model cnn-mnist --epochs 60 --batch-size 256 --lr 2e-3
+	$(PY) -m training compare
+
+bench: $(VENV)/.installed-dev
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache runs

@@ -1,0 +1,46 @@
+"""A model store: a directory holding one checkpoint directory per model."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from .checkpoint import CARD_FILE, CheckpointError, ModelCard, load_checkpoint, read_card
+
+log = logging.getLogger(__name__)
+
+DEFAULT_STORE_DIR = Path(__file__).resolve().parent / "checkpoints"
+
+
+class ModelStore:
+    def __init__(self, root: str | os.PathLike = DEFAULT_STORE_DIR):
+        self.root = Path(root)
+
+    def model_dirs(self) -> list[Path]:
+        if not self.root.is_dir():
+            return []
+        return sorted(p for p in self.root.iterdir() if (p / CARD_FILE).is_file())
+
+    def list(self) -> list[ModelCard]:
+        """Cards of every readable model; unreadable ones are logged and skipped."""
+        cards = []
+        for path in self.model_dirs():
+            try:
+                cards.append(read_card(path))
+            except CheckpointError as exc:
+                log.warning("skipping %s: %s", path, exc)
+        return cards
+
+    def path(self, name: str) -> Path:
+        path = self.root / name
+        if not (path / CARD_FILE).is_file():
+            known = ", ".join(p.name for p in self.model_dirs()) or "none"
+            raise CheckpointError(f"no model {name!r} in store {self.root} (known: {known})")
+        return path
+
+    def load(self, name: str, device: str | torch.device = "cpu") -> tuple[nn.Module, ModelCard]:
+        return load_checkpoint(self.path(name), device)

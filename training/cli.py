@@ -1,0 +1,54 @@
+"""Command line: ``python -m training {train,evaluate,compare}``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+from .evaluate import add_store_args, run_compare, run_evaluate
+from .settings import settings
+from .train import add_train_args
+
+
+def get_args_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m training", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_train_args(sub.add_parser("train", help="train a preset and write it into the model store"))
+    ev = sub.add_parser("evaluate", help="score stored models on the test set")
+    add_store_args(ev, settings)
+    ev.add_argument("models", nargs="*", help="model names (default: every model in the store)")
+    ev.add_argument("--plots-dir", help="also write confusion/misclassified/attention plots here")
+    ev.add_argument("--json", action="store_true", help="print results as JSON")
+    cmp_ = sub.add_parser(
+        "compare", help="table of every stored model: params, loss, accuracy, speed"
+    )
+    add_store_args(cmp_, settings)
+    cmp_.add_argument("--output", help="also write the rows as JSON to this file")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S"
+    )
+    args = get_args_parser().parse_args(argv)
+    from .data import DatasetNotFoundError
+
+    try:
+        if args.command == "train":
+            from .train import main as train_main
+
+            train_main(args)
+        elif args.command == "evaluate":
+            args.timing = False
+            rows = run_evaluate(args)
+            if args.json:
+                print(json.dumps(rows, indent=2))
+        else:
+            print(run_compare(args))
+    except DatasetNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,126 @@
+"""``evaluate`` and ``compare``: score stored checkpoints on the official test set."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import time
+from pathlib import Path
+
+import torch
+
+from model_store import ModelStore
+
+from .data import load_data
+from .engine import evaluate
+
+log = logging.getLogger("training")
+
+
+def add_store_args(p: argparse.ArgumentParser, settings) -> None:
+    p.add_argument(
+        "--store-dir",
+        type=Path,
+        default=settings.model_store_dir,
+        help="model store to read (env MODEL_STORE_DIR)",
+    )
+    p.add_argument(
+        "--data-root",
+        type=Path,
+        default=settings.data_root,
+        help="folder holding MNIST/raw/ (env DATA_ROOT)",
+    )
+    p.add_argument("--device", default="auto", help="auto, cpu or cuda; default: auto")
+    p.add_argument("--limit-test", type=int, help="evaluate on only this many test images")
+
+
+def _device(name: str) -> torch.device:
+    return torch.device("cuda" if name == "auto" and torch.cuda.is_available() else
+                        "cpu" if name == "auto" else name)  # fmt: skip
+
+
+@torch.inference_mode()
+def time_per_image(
+    model, device: torch.device, batch: int, image_size: int, repeats: int = 20
+) -> float:
+    """Milliseconds per image at a given batch size (median of repeats)."""
+    x = torch.randn(batch, 1, image_size, image_size, device=device)
+    for _ in range(3):
+        model(x)
+    times = []
+    for _ in range(repeats):
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        t = time.perf_counter()
+        model(x)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        times.append(time.perf_counter() - t)
+    return sorted(times)[len(times) // 2] * 1000 / batch
+
+
+def run_evaluate(args: argparse.Namespace) -> list[dict]:
+    device = _device(args.device)
+    store = ModelStore(args.store_dir)
+    names = args.models or [c.name for c in store.list()]
+    if not names:
+        raise SystemExit(f"no models in {args.store_dir}")
+    rows = []
+    data_cache: dict[str, object] = {}
+    for name in names:
+        model, card = store.load(name, device)
+        ds = card.dataset.get("name", "mnist")
+        if ds not in data_cache:
+            data_cache[ds] = load_data(ds, args.data_root, limit_test=args.limit_test)
+        data = data_cache[ds]
+        test = data.test.to(device)
+        loss, acc, logits = evaluate(
+            model, test, mean=card.preprocessing.mean, std=card.preprocessing.std
+        )
+        row = {"model": name, "arch": card.arch, "params": card.num_params, "test_loss": loss,
+               "test_accuracy": acc, "errors": int((logits.argmax(1) != test.labels).sum())}  # fmt: skip
+        if getattr(args, "timing", False):
+            row["ms_per_image_bs1"] = time_per_image(
+                model, device, 1, card.preprocessing.image_size
+            )
+            row["ms_per_image_bs256"] = time_per_image(
+                model, device, 256, card.preprocessing.image_size, 5
+            )
+        rows.append(row)
+        if getattr(args, "plots_dir", None):
+            from .plots import write_all_plots
+
+            write_all_plots(model, test, logits, [], data, Path(args.plots_dir) / name)
+        log.info(
+            "%s: test loss %.4f accuracy %.4f (%d errors of %d)",
+            name,
+            loss,
+            acc,
+            row["errors"],
+            len(test),
+        )
+    return rows
+
+
+def format_table(rows: list[dict], device: str) -> str:
+    head = f"| model | arch | params | test loss | test accuracy | errors | ms/image bs=1 ({device}) | ms/image bs=256 |"
+    lines = [head, "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(
+            f"| {r['model']} | {r['arch']} | {r['params']:,} | {r['test_loss']:.4f} | {100 * r['test_accuracy']:.2f}% "
+            f"| {r['errors']} | {r.get('ms_per_image_bs1', float('nan')):.3f} | {r.get('ms_per_image_bs256', float('nan')):.4f} |"
+        )
+    return "\n".join(lines)
+
+
+def run_compare(args: argparse.Namespace) -> str:
+    args.models = None
+    args.timing = True
+    if _device(args.device).type == "cpu":
+        torch.set_num_threads(max(1, torch.get_num_threads()))
+    rows = run_evaluate(args)
+    table = format_table(rows, _device(args.device).type)
+    if args.output:
+        Path(args.output).write_text(json.dumps(rows, indent=2) + "\n")
+    return table

@@ -1,0 +1,356 @@
+"""``python -m training train``: fit a preset on MNIST and write a checkpoint into the model store."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import logging
+import os
+import platform
+import random
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
+
+from model_store import ModelCard, Preprocessing, create_model, list_presets, save_checkpoint
+
+from .augment import AugmentConfig
+from .data import load_data
+from .distributed import DistInfo, barrier, cleanup, init_distributed
+from .engine import evaluate, train_one_epoch
+from .schedule import make_optimizer, warmup_cosine
+from .settings import settings
+
+log = logging.getLogger("training")
+
+
+def add_train_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", required=True, choices=list_presets(), help="preset to train")
+    p.add_argument("--name", help="name in the model store (default: the preset name)")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a preset field, e.g. --set dim=192 (repeatable)",
+    )
+    p.add_argument(
+        "--dataset", default="mnist", choices=["mnist", "fashion-mnist"], help="default: mnist"
+    )
+    p.add_argument(
+        "--data-root",
+        type=Path,
+        default=settings.data_root,
+        help=f"folder holding MNIST/raw/ (env DATA_ROOT; default: {settings.data_root})",
+    )
+    p.add_argument(
+        "--store-dir",
+        type=Path,
+        default=settings.model_store_dir,
+        help="model store to write the checkpoint into (env MODEL_STORE_DIR)",
+    )
+    p.add_argument(
+        "--run-dir", type=Path, help="training state, metrics and plots (default: runs/<name>)"
+    )
+    p.add_argument("--epochs", type=int, default=30, help="default: 30")
+    p.add_argument("--batch-size", type=int, default=256, help="per process; default: 256")
+    p.add_argument("--lr", type=float, default=1e-3, help="peak AdamW learning rate; default: 1e-3")
+    p.add_argument("--weight-decay", type=float, default=0.05, help="default: 0.05")
+    p.add_argument("--warmup-epochs", type=float, default=3, help="default: 3")
+    p.add_argument("--label-smoothing", type=float, default=0.1, help="default: 0.1")
+    p.add_argument(
+        "--grad-clip", type=float, default=1.0, help="max grad norm, 0 = off; default: 1.0"
+    )
+    p.add_argument(
+        "--ema-decay", type=float, default=0.999, help="EMA of weights, 0 = off; default: 0.999"
+    )
+    p.add_argument("--degrees", type=float, default=12.0, help="augmentation rotation; default: 12")
+    p.add_argument("--translate", type=float, default=0.1, help="augmentation shift; default: 0.1")
+    p.add_argument("--scale", type=float, nargs=2, default=(0.85, 1.15), help="default: 0.85 1.15")
+    p.add_argument(
+        "--shear", type=float, default=10.0, help="augmentation shear degrees; default: 10"
+    )
+    p.add_argument(
+        "--morph-prob", type=float, default=0.1, help="stroke thicken/thin chance; default: 0.1"
+    )
+    p.add_argument("--no-augment", action="store_true", help="turn augmentation off")
+    p.add_argument("--val-size", type=int, default=5000, help="held out from train; default: 5000")
+    p.add_argument(
+        "--limit-train", type=int, help="use only this many training images (smoke runs)"
+    )
+    p.add_argument("--limit-test", type=int, help="evaluate on only this many test images")
+    p.add_argument(
+        "--max-steps", type=int, help="stop each epoch after this many steps (smoke runs)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="default: 0")
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N; default: auto")
+    p.add_argument("--no-amp", action="store_true", help="disable bf16 autocast on GPU")
+    p.add_argument("--resume", action="store_true", help="continue from <run-dir>/last.pt")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--no-progress", action="store_true", help="no tqdm bars (logs only)")
+
+
+def parse_overrides(items: list[str]) -> dict:
+    out = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--set expects KEY=VALUE, got {item!r}")
+        for cast in (int, float):
+            try:
+                out[key] = cast(raw)
+                break
+            except ValueError:
+                continue
+        else:
+            out[key] = {"true": True, "false": False}.get(raw.lower(), raw)
+    return out
+
+
+def pick_device(name: str, info: DistInfo) -> torch.device:
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and info.enabled:
+        name = f"cuda:{info.local_rank}"
+    return torch.device(name)
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def hardware_string(device: torch.device) -> str:
+    if device.type == "cuda":
+        return f"{torch.cuda.get_device_name(device)} x{int(os.environ.get('WORLD_SIZE', '1'))}"
+    return f"{platform.processor() or platform.machine()} CPU, {os.cpu_count()} cores"
+
+
+def training_command() -> str:
+    launcher = (
+        "torchrun --nproc_per_node=" + os.environ["WORLD_SIZE"] + " -m training"
+        if ("TORCHELASTIC_RUN_ID" in os.environ)
+        else "python -m training"
+    )
+    return f"{launcher} {shlex.join(sys.argv[1:])}"
+
+
+def save_state(path: Path, state: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    torch.save(state, tmp)
+    tmp.replace(path)  # atomic: a crash never leaves a half-written resume file
+
+
+def main(args: argparse.Namespace) -> Path:
+    info = init_distributed(
+        "cuda"
+        if args.device.startswith("cuda") or (args.device == "auto" and torch.cuda.is_available())
+        else "cpu"
+    )
+    try:
+        return _train(args, info)
+    finally:
+        cleanup(info)
+
+
+def _train(args: argparse.Namespace, info: DistInfo) -> Path:
+    device = pick_device(args.device, info)
+    name = args.name or args.model
+    run_dir = args.run_dir or settings.runs_dir / name
+    run_dir.mkdir(parents=True, exist_ok=True)
+    amp = not args.no_amp and device.type == "cuda"
+    seed_everything(args.seed)
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+
+    if info.is_main:  # rank 0 unpacks the archives first, the others read the result
+        data = load_data(
+            args.dataset,
+            args.data_root,
+            args.val_size,
+            args.seed,
+            args.limit_train,
+            args.limit_test,
+        )
+    barrier(info)
+    if not info.is_main:
+        data = load_data(
+            args.dataset,
+            args.data_root,
+            args.val_size,
+            args.seed,
+            args.limit_train,
+            args.limit_test,
+        )
+    train_split, val_split, test_split = (
+        data.train.to(device),
+        data.val.to(device),
+        data.test.to(device),
+    )
+
+    overrides = parse_overrides(args.overrides)
+    if args.dataset != "mnist":
+        overrides.setdefault("num_classes", len(data.labels))
+    model = create_model(args.model, **overrides).to(device)
+    cfg = model.cfg
+    n_params = model.get_num_params()
+    ddp_model: nn.Module = DistributedDataParallel(model) if info.enabled else model
+    ema = (AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(args.ema_decay), use_buffers=True)
+           if args.ema_decay else None)  # fmt: skip
+
+    steps_per_epoch = len(train_split) // info.world_size // args.batch_size
+    if args.max_steps:
+        steps_per_epoch = min(steps_per_epoch, args.max_steps)
+    if steps_per_epoch < 1:
+        raise SystemExit(f"batch size {args.batch_size} is larger than the training shard")
+    optimizer = make_optimizer(model, args.lr, args.weight_decay, device)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer,
+        warmup_cosine(steps_per_epoch * args.epochs, int(steps_per_epoch * args.warmup_epochs)),
+    )
+    gen = torch.Generator(device=device).manual_seed(args.seed * 1000 + info.rank)
+    aug = (
+        AugmentConfig(0, 0, (1.0, 1.0), 0, 0)
+        if args.no_augment
+        else AugmentConfig(
+            args.degrees, args.translate, tuple(args.scale), args.shear, args.morph_prob
+        )
+    )
+
+    history: list[dict] = []
+    start_epoch, wall_before = 0, 0.0
+    state_path = run_dir / "last.pt"
+    if args.resume and state_path.exists():
+        state = torch.load(
+            state_path, map_location=device, weights_only=True
+        )  # tensors only, no code
+        model.load_state_dict(state["model"])
+        if ema is not None and state.get("ema"):
+            ema.load_state_dict(state["ema"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        gen.set_state(
+            state["generator"].to("cpu") if device.type == "cpu" else state["generator"].cpu()
+        )
+        start_epoch, history, wall_before = state["epoch"], state["history"], state["wall_time_s"]
+        if info.is_main:
+            log.info("resumed from %s at epoch %d", state_path, start_epoch + 1)
+    elif args.resume and info.is_main:
+        log.info("no %s yet: starting from scratch", state_path)
+
+    if info.is_main:
+        log.info(
+            "%s (%s): %s params on %s, %d train / %d val / %d test images, %d steps/epoch",
+            name,
+            args.model,
+            f"{n_params:,}",
+            hardware_string(device),
+            len(train_split),
+            len(val_split),
+            len(test_split),
+            steps_per_epoch,
+        )
+    writer = _tensorboard(run_dir) if info.is_main else None
+    t0 = time.perf_counter()
+    for epoch in range(start_epoch, args.epochs):
+        stats = train_one_epoch(
+            ddp_model, train_split, optimizer=optimizer, scheduler=scheduler, batch_size=args.batch_size,
+            mean=data.mean, std=data.std, aug=aug, gen=gen, label_smoothing=args.label_smoothing,
+            grad_clip=args.grad_clip, amp=amp, dist_info=info, epoch=epoch, max_steps=args.max_steps,
+            on_step=(lambda: ema.update_parameters(model)) if ema is not None else None,
+            progress=not args.no_progress,
+        )  # fmt: skip
+        eval_model = ema.module if ema is not None else model
+        val_loss, val_acc, _ = evaluate(
+            eval_model, val_split, mean=data.mean, std=data.std, amp=amp
+        )
+        row = {"epoch": epoch + 1, "train_loss": stats.loss, "train_acc": stats.accuracy,
+               "val_loss": val_loss, "val_acc": val_acc, "lr": scheduler.get_last_lr()[0],
+               "epoch_s": stats.seconds, "images_per_s": stats.images_per_s}  # fmt: skip
+        history.append(row)
+        if info.is_main:
+            log.info("epoch %3d/%d  train loss %.4f acc %.4f | val loss %.4f acc %.4f | lr %.2e | %.1fs (%.0f img/s)",
+                     epoch + 1, args.epochs, stats.loss, stats.accuracy, val_loss, val_acc,
+                     row["lr"], stats.seconds, stats.images_per_s)  # fmt: skip
+            _write_metrics(run_dir / "metrics.csv", history)
+            if writer:
+                for k, v in row.items():
+                    if k != "epoch":
+                        writer.add_scalar(k, v, epoch + 1)
+            save_state(state_path, {
+                "model": model.state_dict(), "ema": ema.state_dict() if ema is not None else {},
+                "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                "generator": gen.get_state(), "epoch": epoch + 1, "history": history,
+                "wall_time_s": wall_before + time.perf_counter() - t0, "args": _jsonable(vars(args)),
+            })  # fmt: skip
+    wall = wall_before + time.perf_counter() - t0
+    if writer:
+        writer.close()
+
+    final = ema.module if ema is not None else model
+    if not info.is_main:
+        return run_dir
+    test_loss, test_acc, test_logits = evaluate(
+        final, test_split, mean=data.mean, std=data.std, amp=False
+    )
+    last = history[-1] if history else {}
+    log.info(
+        "test (%d images): loss %.4f accuracy %.4f (%d errors)",
+        len(test_split),
+        test_loss,
+        test_acc,
+        int(round((1 - test_acc) * len(test_split))),
+    )
+    card = ModelCard(
+        name=name, preset=args.model, architecture=cfg.to_dict(), num_params=n_params, labels=data.labels,
+        dataset={"name": args.dataset, "train_images": len(train_split), "val_images": len(val_split),
+                 "test_images": len(test_split), "val_split_seed": args.seed},
+        preprocessing=Preprocessing(image_size=cfg.image_size, mean=data.mean, std=data.std),
+        metrics={"test_accuracy": test_acc, "test_loss": test_loss, "val_accuracy": last.get("val_acc", 0.0),
+                 "val_loss": last.get("val_loss", 0.0), "train_loss": last.get("train_loss", 0.0)},
+        training={"command": training_command(), "args": _jsonable(vars(args)), "seed": args.seed,
+                  "epochs": args.epochs, "wall_time_s": round(wall, 1), "hardware": hardware_string(device),
+                  "world_size": info.world_size, "torch_version": torch.__version__,
+                  "amp": "bf16" if amp else "fp32", "ema_decay": args.ema_decay},
+    )  # fmt: skip
+    out = save_checkpoint(final, card, args.store_dir / name)
+    log.info("wrote %s (sha256 %s…)", out, card.weights_sha256[:12])
+    if not args.no_plots:
+        from .plots import write_all_plots
+
+        paths = write_all_plots(final, test_split, test_logits, history, data, run_dir / "plots")
+        log.info("plots: %s", ", ".join(str(p) for p in paths))
+    return out
+
+
+def _tensorboard(run_dir: Path):
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:  # tensorboard is optional
+        log.info("tensorboard not installed: metrics go to CSV only")
+        return None
+    return SummaryWriter(str(run_dir / "tb"))
+
+
+def _write_metrics(path: Path, history: list[dict]) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(history[0]))
+        w.writeheader()
+        w.writerows(history)
+
+
+def _jsonable(d: dict) -> dict:
+    return {
+        k: (str(v) if isinstance(v, Path) else list(v) if isinstance(v, tuple) else v)
+        for k, v in d.items()
+    }
