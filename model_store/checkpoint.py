@@ -81,9 +81,7 @@ class ModelCard:
                 f"{source}: schema_version {version!r} is not supported (expected {SCHEMA_VERSION})"
             )
         names = {f.name for f in fields(cls)}
-        required = {
-            f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING
-        }
+        required = {f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING}
         missing = sorted(required - set(data))
         if missing:
             raise CheckpointError(f"{source}: missing field(s) {missing}")
@@ -159,7 +157,5 @@ def load_checkpoint(
         state = load_file(str(weights), device="cpu")
         model.load_state_dict(state, strict=True)
     except Exception as exc:  # safetensors header errors, missing/unexpected keys, shape mismatch
-        raise CheckpointError(
-            f"{weights}: weights do not fit the card's architecture: {exc}"
-        ) from exc
+        raise CheckpointError(f"{weights}: weights do not fit the card's architecture: {exc}") from exc
     return model.to(device).eval(), card

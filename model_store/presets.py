@@ -15,9 +15,7 @@ ModelConfig = ViTConfig | CNNConfig
 PRESETS: dict[str, ModelConfig] = {
     # Our tuned MNIST ViT: 4x4 patches (7x7 grid + CLS = 50 tokens), small enough for
     # millisecond CPU latency, wide enough to beat the 99.5% published at 0.2M params.
-    "vit-mnist": ViTConfig(
-        image_size=28, patch_size=4, dim=128, depth=6, heads=4, mlp_dim=256, dropout=0.0
-    ),
+    "vit-mnist": ViTConfig(image_size=28, patch_size=4, dim=128, depth=6, heads=4, mlp_dim=256, dropout=0.0),
     # The published small from-scratch recipe (~0.2M params), for comparison.
     "vit-mnist-tiny": ViTConfig(image_size=28, patch_size=4, dim=64, depth=6, heads=4, mlp_dim=128),
     "cnn-mnist": CNNConfig(variant="bn", width=32, hidden=256, dropout=0.25, head_dropout=0.4),
@@ -44,15 +42,11 @@ def get_config(name: str, **overrides: Any) -> ModelConfig:
     try:
         base = PRESETS[name]
     except KeyError:
-        raise KeyError(
-            f"unknown model preset {name!r}; known: {', '.join(list_presets())}"
-        ) from None
+        raise KeyError(f"unknown model preset {name!r}; known: {', '.join(list_presets())}") from None
     known = {f.name for f in fields(base)}
     unknown = set(overrides) - known
     if unknown:
-        raise TypeError(
-            f"preset {name!r} has no option(s) {sorted(unknown)}; options: {sorted(known)}"
-        )
+        raise TypeError(f"preset {name!r} has no option(s) {sorted(unknown)}; options: {sorted(known)}")
     return replace(base, **overrides)
 
 

@@ -34,15 +34,11 @@ class ViTConfig:
 
     def __post_init__(self) -> None:
         if self.image_size % self.patch_size:
-            raise ValueError(
-                f"image_size {self.image_size} is not divisible by patch_size {self.patch_size}"
-            )
+            raise ValueError(f"image_size {self.image_size} is not divisible by patch_size {self.patch_size}")
         if self.dim % self.heads:
             raise ValueError(f"dim {self.dim} is not divisible by heads {self.heads}")
         if self.pos_embedding not in ("learned", "sincos"):
-            raise ValueError(
-                f"pos_embedding must be 'learned' or 'sincos', not {self.pos_embedding!r}"
-            )
+            raise ValueError(f"pos_embedding must be 'learned' or 'sincos', not {self.pos_embedding!r}")
 
     @property
     def grid_size(self) -> int:
@@ -84,9 +80,7 @@ def sincos_2d_position_embedding(grid_size: int, dim: int) -> torch.Tensor:
 class Attention(nn.Module):
     """Multi-head self-attention with a fused (SDPA) path and an explicit softmax path."""
 
-    def __init__(
-        self, *, dim: int, heads: int, attn_dropout: float, dropout: float, qkv_bias: bool
-    ):
+    def __init__(self, *, dim: int, heads: int, attn_dropout: float, dropout: float, qkv_bias: bool):
         super().__init__()
         self.heads = heads
         self.head_dim = dim // heads

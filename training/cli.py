@@ -21,9 +21,7 @@ def get_args_parser() -> argparse.ArgumentParser:
     ev.add_argument("models", nargs="*", help="model names (default: every model in the store)")
     ev.add_argument("--plots-dir", help="also write confusion/misclassified/attention plots here")
     ev.add_argument("--json", action="store_true", help="print results as JSON")
-    cmp_ = sub.add_parser(
-        "compare", help="table of every stored model: params, loss, accuracy, speed"
-    )
+    cmp_ = sub.add_parser("compare", help="table of every stored model: params, loss, accuracy, speed")
     add_store_args(cmp_, settings)
     cmp_.add_argument("--output", help="also write the rows as JSON to this file")
     return parser

@@ -59,9 +59,7 @@ def train_one_epoch(
     device = split.images.device
     start = time.perf_counter()
     # Every rank draws the same permutation (same seed + epoch) and takes its own strided shard.
-    order = torch.randperm(
-        len(split), generator=torch.Generator().manual_seed(gen.initial_seed() + epoch)
-    )
+    order = torch.randperm(len(split), generator=torch.Generator().manual_seed(gen.initial_seed() + epoch))
     order = order[dist_info.rank :: dist_info.world_size].to(device)
     steps = len(order) // batch_size  # drop the ragged last batch: equal steps on every rank
     if max_steps:

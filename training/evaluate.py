@@ -41,9 +41,7 @@ def _device(name: str) -> torch.device:
 
 
 @torch.inference_mode()
-def time_per_image(
-    model, device: torch.device, batch: int, image_size: int, repeats: int = 20
-) -> float:
+def time_per_image(model, device: torch.device, batch: int, image_size: int, repeats: int = 20) -> float:
     """Milliseconds per image at a given batch size (median of repeats)."""
     x = torch.randn(batch, 1, image_size, image_size, device=device)
     for _ in range(3):
@@ -75,18 +73,12 @@ def run_evaluate(args: argparse.Namespace) -> list[dict]:
             data_cache[ds] = load_data(ds, args.data_root, limit_test=args.limit_test)
         data = data_cache[ds]
         test = data.test.to(device)
-        loss, acc, logits = evaluate(
-            model, test, mean=card.preprocessing.mean, std=card.preprocessing.std
-        )
+        loss, acc, logits = evaluate(model, test, mean=card.preprocessing.mean, std=card.preprocessing.std)
         row = {"model": name, "arch": card.arch, "params": card.num_params, "test_loss": loss,
                "test_accuracy": acc, "errors": int((logits.argmax(1) != test.labels).sum())}  # fmt: skip
         if getattr(args, "timing", False):
-            row["ms_per_image_bs1"] = time_per_image(
-                model, device, 1, card.preprocessing.image_size
-            )
-            row["ms_per_image_bs256"] = time_per_image(
-                model, device, 256, card.preprocessing.image_size, 5
-            )
+            row["ms_per_image_bs1"] = time_per_image(model, device, 1, card.preprocessing.image_size)
+            row["ms_per_image_bs256"] = time_per_image(model, device, 256, card.preprocessing.image_size, 5)
         rows.append(row)
         if getattr(args, "plots_dir", None):
             from .plots import write_all_plots

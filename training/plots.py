@@ -63,9 +63,7 @@ def plot_misclassified(
     preds = probs.argmax(1)
     labels = split.labels.cpu()
     wrong = (preds != labels).nonzero().flatten()
-    wrong = wrong[probs[wrong, preds[wrong]].argsort(descending=True)][
-        :limit
-    ]  # most confident first
+    wrong = wrong[probs[wrong, preds[wrong]].argsort(descending=True)][:limit]  # most confident first
     cols = 10
     rows = max(1, (len(wrong) + cols - 1) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(cols * 1.3, rows * 1.5), squeeze=False)
@@ -95,14 +93,10 @@ def plot_attention(model: ViT, split: Split, data: DataBundle, path: Path, count
         img = split.images[r, 0].cpu()
         axes[r, 0].imshow(img, cmap="gray")
         axes[r, 0].set_title(f"pred {data.labels[logits[r].argmax()]}", fontsize=8)
-        maps = [(f"layer {lyr + 1}", cls[r, lyr]) for lyr in show_layers] + [
-            ("rollout", rollout[r])
-        ]
+        maps = [(f"layer {lyr + 1}", cls[r, lyr]) for lyr in show_layers] + [("rollout", rollout[r])]
         for c, (title, m) in enumerate(maps, start=1):
             axes[r, c].imshow(img, cmap="gray")
-            axes[r, c].imshow(
-                m, cmap="inferno", alpha=0.6, extent=(-0.5, size - 0.5, size - 0.5, -0.5)
-            )
+            axes[r, c].imshow(m, cmap="inferno", alpha=0.6, extent=(-0.5, size - 0.5, size - 0.5, -0.5))
             axes[r, c].set_title(title, fontsize=8)
     for ax in axes.flat:
         ax.axis("off")
@@ -116,9 +110,7 @@ def write_all_plots(model: nn.Module, test: Split, logits: torch.Tensor, history
     paths = []
     if history:
         paths.append(plot_curves(history, out_dir / "curves.png"))
-    paths.append(
-        plot_confusion(test.labels, logits.argmax(1), data.labels, out_dir / "confusion.png")
-    )
+    paths.append(plot_confusion(test.labels, logits.argmax(1), data.labels, out_dir / "confusion.png"))
     paths.append(plot_misclassified(test, logits, data.labels, out_dir / "misclassified.png"))
     if isinstance(model, ViT):
         paths.append(plot_attention(model, test, data, out_dir / "attention.png"))

@@ -42,9 +42,7 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="override a preset field, e.g. --set dim=192 (repeatable)",
     )
-    p.add_argument(
-        "--dataset", default="mnist", choices=["mnist", "fashion-mnist"], help="default: mnist"
-    )
+    p.add_argument("--dataset", default="mnist", choices=["mnist", "fashion-mnist"], help="default: mnist")
     p.add_argument(
         "--data-root",
         type=Path,
@@ -57,39 +55,25 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
         default=settings.model_store_dir,
         help="model store to write the checkpoint into (env MODEL_STORE_DIR)",
     )
-    p.add_argument(
-        "--run-dir", type=Path, help="training state, metrics and plots (default: runs/<name>)"
-    )
+    p.add_argument("--run-dir", type=Path, help="training state, metrics and plots (default: runs/<name>)")
     p.add_argument("--epochs", type=int, default=30, help="default: 30")
     p.add_argument("--batch-size", type=int, default=256, help="per process; default: 256")
     p.add_argument("--lr", type=float, default=1e-3, help="peak AdamW learning rate; default: 1e-3")
     p.add_argument("--weight-decay", type=float, default=0.05, help="default: 0.05")
     p.add_argument("--warmup-epochs", type=float, default=3, help="default: 3")
     p.add_argument("--label-smoothing", type=float, default=0.1, help="default: 0.1")
-    p.add_argument(
-        "--grad-clip", type=float, default=1.0, help="max grad norm, 0 = off; default: 1.0"
-    )
-    p.add_argument(
-        "--ema-decay", type=float, default=0.999, help="EMA of weights, 0 = off; default: 0.999"
-    )
+    p.add_argument("--grad-clip", type=float, default=1.0, help="max grad norm, 0 = off; default: 1.0")
+    p.add_argument("--ema-decay", type=float, default=0.999, help="EMA of weights, 0 = off; default: 0.999")
     p.add_argument("--degrees", type=float, default=12.0, help="augmentation rotation; default: 12")
     p.add_argument("--translate", type=float, default=0.1, help="augmentation shift; default: 0.1")
     p.add_argument("--scale", type=float, nargs=2, default=(0.85, 1.15), help="default: 0.85 1.15")
-    p.add_argument(
-        "--shear", type=float, default=10.0, help="augmentation shear degrees; default: 10"
-    )
-    p.add_argument(
-        "--morph-prob", type=float, default=0.1, help="stroke thicken/thin chance; default: 0.1"
-    )
+    p.add_argument("--shear", type=float, default=10.0, help="augmentation shear degrees; default: 10")
+    p.add_argument("--morph-prob", type=float, default=0.1, help="stroke thicken/thin chance; default: 0.1")
     p.add_argument("--no-augment", action="store_true", help="turn augmentation off")
     p.add_argument("--val-size", type=int, default=5000, help="held out from train; default: 5000")
-    p.add_argument(
-        "--limit-train", type=int, help="use only this many training images (smoke runs)"
-    )
+    p.add_argument("--limit-train", type=int, help="use only this many training images (smoke runs)")
     p.add_argument("--limit-test", type=int, help="evaluate on only this many test images")
-    p.add_argument(
-        "--max-steps", type=int, help="stop each epoch after this many steps (smoke runs)"
-    )
+    p.add_argument("--max-steps", type=int, help="stop each epoch after this many steps (smoke runs)")
     p.add_argument("--seed", type=int, default=0, help="default: 0")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N; default: auto")
     p.add_argument("--no-amp", action="store_true", help="disable bf16 autocast on GPU")
@@ -222,26 +206,20 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
     aug = (
         AugmentConfig(0, 0, (1.0, 1.0), 0, 0)
         if args.no_augment
-        else AugmentConfig(
-            args.degrees, args.translate, tuple(args.scale), args.shear, args.morph_prob
-        )
+        else AugmentConfig(args.degrees, args.translate, tuple(args.scale), args.shear, args.morph_prob)
     )
 
     history: list[dict] = []
     start_epoch, wall_before = 0, 0.0
     state_path = run_dir / "last.pt"
     if args.resume and state_path.exists():
-        state = torch.load(
-            state_path, map_location=device, weights_only=True
-        )  # tensors only, no code
+        state = torch.load(state_path, map_location=device, weights_only=True)  # tensors only, no code
         model.load_state_dict(state["model"])
         if ema is not None and state.get("ema"):
             ema.load_state_dict(state["ema"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
-        gen.set_state(
-            state["generator"].to("cpu") if device.type == "cpu" else state["generator"].cpu()
-        )
+        gen.set_state(state["generator"].to("cpu") if device.type == "cpu" else state["generator"].cpu())
         start_epoch, history, wall_before = state["epoch"], state["history"], state["wall_time_s"]
         if info.is_main:
             log.info("resumed from %s at epoch %d", state_path, start_epoch + 1)
@@ -271,9 +249,7 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
             progress=not args.no_progress,
         )  # fmt: skip
         eval_model = ema.module if ema is not None else model
-        val_loss, val_acc, _ = evaluate(
-            eval_model, val_split, mean=data.mean, std=data.std, amp=amp
-        )
+        val_loss, val_acc, _ = evaluate(eval_model, val_split, mean=data.mean, std=data.std, amp=amp)
         row = {"epoch": epoch + 1, "train_loss": stats.loss, "train_acc": stats.accuracy,
                "val_loss": val_loss, "val_acc": val_acc, "lr": scheduler.get_last_lr()[0],
                "epoch_s": stats.seconds, "images_per_s": stats.images_per_s}  # fmt: skip
@@ -300,9 +276,7 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
     final = ema.module if ema is not None else model
     if not info.is_main:
         return run_dir
-    test_loss, test_acc, test_logits = evaluate(
-        final, test_split, mean=data.mean, std=data.std, amp=False
-    )
+    test_loss, test_acc, test_logits = evaluate(final, test_split, mean=data.mean, std=data.std, amp=False)
     last = history[-1] if history else {}
     log.info(
         "test (%d images): loss %.4f accuracy %.4f (%d errors)",
@@ -351,6 +325,5 @@ def _write_metrics(path: Path, history: list[dict]) -> None:
 
 def _jsonable(d: dict) -> dict:
     return {
-        k: (str(v) if isinstance(v, Path) else list(v) if isinstance(v, tuple) else v)
-        for k, v in d.items()
+        k: (str(v) if isinstance(v, Path) else list(v) if isinstance(v, tuple) else v) for k, v in d.items()
     }
