@@ -1,0 +1,44 @@
+"""Fixtures shared by every test folder: repository paths and real MNIST test images."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHIPPED_STORE = REPO_ROOT / "model_store" / "checkpoints"
+
+
+def find_data_root() -> Path | None:
+    """DATA_ROOT if set, else ../shared/data beside the checkout (this workplace), else data/."""
+    candidates = [os.environ.get("DATA_ROOT"), REPO_ROOT.parent / "shared" / "data", REPO_ROOT / "data"]
+    for c in candidates:
+        if c and (Path(c) / "MNIST" / "raw" / "t10k-images-idx3-ubyte.gz").is_file():
+            return Path(c)
+    return None
+
+
+@pytest.fixture(scope="session")
+def data_root() -> Path:
+    root = find_data_root()
+    if root is None:
+        pytest.skip("MNIST not found: set DATA_ROOT or put the raw files in ../shared/data/MNIST/raw/")
+    return root
+
+
+@pytest.fixture(scope="session")
+def mnist_test(data_root: Path):
+    """The official MNIST test split: (images uint8 (N,1,28,28), labels int64 (N,))."""
+    from training.data import load_split
+
+    split = load_split("mnist", data_root, train=False, download=False)
+    return split.images, split.labels
+
+
+@pytest.fixture(scope="session")
+def shipped_store() -> Path:
+    if not any(SHIPPED_STORE.glob("*/card.json")):
+        pytest.skip(f"no shipped checkpoints in {SHIPPED_STORE}")
+    return SHIPPED_STORE
