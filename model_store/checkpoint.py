@@ -117,6 +117,10 @@ def save_checkpoint(model: nn.Module, card: ModelCard, directory: str | os.PathL
         card.weights_sha256 = sha256_file(tmp / card.weights_file)
         card.num_params = sum(p.numel() for p in model.parameters())
         (tmp / CARD_FILE).write_text(json.dumps(card.to_dict(), indent=2) + "\n")
+        # mkdtemp/safetensors create owner-only modes; a store must be readable by the serving user.
+        tmp.chmod(0o755)
+        for f in tmp.iterdir():
+            f.chmod(0o644)
         if directory.exists():
             shutil.rmtree(directory)
         tmp.rename(directory)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import gzip
+import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,10 +51,33 @@ class DataBundle:
     std: float = MNIST_STD
 
 
+def _unpack_archives(folder: Path) -> None:
+    """Decompress ``*.gz`` beside themselves, atomically (temp file + rename).
+
+    torchvision would unpack in place, and several training processes sharing a data root
+    (torchrun, or runs side by side) could then read a half-written file.
+    """
+    for gz in folder.glob("*-ubyte.gz"):
+        target = gz.with_suffix("")
+        if target.exists():
+            continue
+        tmp = folder / f".{target.name}.{os.getpid()}.tmp"
+        try:
+            with gzip.open(gz, "rb") as src, open(tmp, "wb") as out:
+                shutil.copyfileobj(src, out)
+            os.replace(tmp, target)
+        except OSError:  # read-only data root: torchvision then says what is missing
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+
+
 def _load_torchvision(name: str, root: Path, train: bool, download: bool):
     import torchvision
 
     cls = getattr(torchvision.datasets, DATASETS[name])
+    raw = root / DATASETS[name] / "raw"
+    if raw.is_dir():
+        _unpack_archives(raw)
     try:
         return cls(root=str(root), train=train, download=download)
     except RuntimeError as exc:  # "Dataset not found" or a failed download
