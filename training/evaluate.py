@@ -96,12 +96,17 @@ def run_evaluate(args: argparse.Namespace) -> list[dict]:
 
 
 def format_table(rows: list[dict], device: str) -> str:
-    head = f"| model | arch | params | test loss | test accuracy | errors | ms/image bs=1 ({device}) | ms/image bs=256 |"
-    lines = [head, "|---|---|---:|---:|---:|---:|---:|---:|"]
+    nan = float("nan")
+    lines = [
+        f"| model | arch | params | test loss | test accuracy | errors "
+        f"| ms/image bs=1 ({device}) | ms/image bs=256 |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
         lines.append(
-            f"| {r['model']} | {r['arch']} | {r['params']:,} | {r['test_loss']:.4f} | {100 * r['test_accuracy']:.2f}% "
-            f"| {r['errors']} | {r.get('ms_per_image_bs1', float('nan')):.3f} | {r.get('ms_per_image_bs256', float('nan')):.4f} |"
+            f"| {r['model']} | {r['arch']} | {r['params']:,} | {r['test_loss']:.4f} "
+            f"| {100 * r['test_accuracy']:.2f}% | {r['errors']} "
+            f"| {r.get('ms_per_image_bs1', nan):.3f} | {r.get('ms_per_image_bs256', nan):.4f} |"
         )
     return "\n".join(lines)
 

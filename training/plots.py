@@ -79,6 +79,7 @@ def plot_misclassified(
 @torch.inference_mode()
 def plot_attention(model: ViT, split: Split, data: DataBundle, path: Path, count: int = 6) -> Path:
     model.eval()
+    count = min(count, len(split))  # a --limit-test below 6 still gets its maps
     x = normalize(split.images[:count], data.mean, data.std)
     logits, attn = model.forward_with_attention(x)
     g = model.cfg.grid_size

@@ -220,6 +220,10 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
         gen.set_state(state["generator"].to("cpu") if device.type == "cpu" else state["generator"].cpu())
+        if "torch_rng" in state:  # dropout draws from the global generators
+            torch.set_rng_state(state["torch_rng"].cpu())
+            if device.type == "cuda" and state.get("cuda_rng") is not None:
+                torch.cuda.set_rng_state(state["cuda_rng"].cpu(), device)
         start_epoch, history, wall_before = state["epoch"], state["history"], state["wall_time_s"]
         if info.is_main:
             log.info("resumed from %s at epoch %d", state_path, start_epoch + 1)
@@ -255,8 +259,9 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
                "epoch_s": stats.seconds, "images_per_s": stats.images_per_s}  # fmt: skip
         history.append(row)
         if info.is_main:
-            log.info("epoch %3d/%d  train loss %.4f acc %.4f | val loss %.4f acc %.4f | lr %.2e | %.1fs (%.0f img/s)",
-                     epoch + 1, args.epochs, stats.loss, stats.accuracy, val_loss, val_acc,
+            log.info("epoch %3d/%d  train loss %.4f acc %.4f | val loss %.4f acc %.4f "
+                     "| lr %.2e | %.1fs (%.0f img/s)", epoch + 1, args.epochs, stats.loss, stats.accuracy,
+                     val_loss, val_acc,
                      row["lr"], stats.seconds, stats.images_per_s)  # fmt: skip
             _write_metrics(run_dir / "metrics.csv", history)
             if writer:
@@ -267,6 +272,8 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
                 "model": model.state_dict(), "ema": ema.state_dict() if ema is not None else {},
                 "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
                 "generator": gen.get_state(), "epoch": epoch + 1, "history": history,
+                "torch_rng": torch.get_rng_state(),
+                "cuda_rng": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
                 "wall_time_s": wall_before + time.perf_counter() - t0, "args": _jsonable(vars(args)),
             })  # fmt: skip
     wall = wall_before + time.perf_counter() - t0
