@@ -1,0 +1,227 @@
+// The drawing pad: pointer events (mouse, touch, pen), smoothed strokes kept as vectors in
+// 0..1 pad coordinates so the pad can be redrawn at any size, undo, and an optional image layer.
+//
+// Emits "change" events with detail {final}: final=false while a stroke is still being drawn,
+// final=true when a stroke ends, on undo, clear and when an image is loaded.
+
+const INK = "#111111";
+const PAPER = "#ffffff";
+// Stroke width as a fraction of the pad side: a thick marker. A digit drawn over about two
+// thirds of the pad then has MNIST's stroke-to-height ratio after the server crops it to 20 px.
+const STROKE_FRACTION = 0.075;
+const MIN_STEP = 0.004; // drop points closer than this (in pad units) to the previous one
+
+export class Pad extends EventTarget {
+  constructor(canvas) {
+    super();
+    this.canvas = canvas;
+    this.ctx = canvas.getContext("2d");
+    this.items = []; // {kind: "stroke", points: [[x, y], ...]} | {kind: "image", source, background}
+    this.activeId = null;
+    this.current = null;
+    this.frame = 0;
+    this.#bindPointer();
+    new ResizeObserver(() => this.#resize()).observe(canvas);
+    this.#resize();
+  }
+
+  isEmpty() {
+    return this.items.length === 0;
+  }
+
+  strokeCount() {
+    return this.items.filter((it) => it.kind === "stroke").length;
+  }
+
+  clear() {
+    this.#cancelStroke();
+    if (this.items.length === 0) return;
+    this.items = [];
+    this.#redraw();
+    this.#emit(true);
+  }
+
+  undo() {
+    this.#cancelStroke();
+    if (this.items.length === 0) return;
+    this.items.pop();
+    this.#redraw();
+    this.#emit(true);
+  }
+
+  /** Replace the pad content by an image (drawn to fit) on the given background colour. */
+  setImage(source, background = PAPER) {
+    this.#cancelStroke();
+    this.items = [{ kind: "image", source, background }];
+    this.#redraw();
+    this.#emit(true);
+  }
+
+  /** PNG data URL of the pad rendered at size x size pixels (ink on paper). */
+  toDataURL(size = 280) {
+    const out = document.createElement("canvas");
+    out.width = out.height = size;
+    this.#render(out.getContext("2d"), size);
+    return out.toDataURL("image/png");
+  }
+
+  #emit(final) {
+    this.dispatchEvent(new CustomEvent("change", { detail: { final } }));
+  }
+
+  #resize() {
+    const rect = this.canvas.getBoundingClientRect();
+    const dpr = window.devicePixelRatio || 1;
+    const side = Math.max(1, Math.round(rect.width * dpr));
+    if (this.canvas.width !== side || this.canvas.height !== side) {
+      this.canvas.width = this.canvas.height = side;
+      this.#redraw();
+    }
+  }
+
+  #redraw() {
+    cancelAnimationFrame(this.frame);
+    this.frame = 0;
+    this.#render(this.ctx, this.canvas.width);
+  }
+
+  #scheduleRedraw() {
+    if (!this.frame) this.frame = requestAnimationFrame(() => this.#redraw());
+  }
+
+  #render(ctx, size) {
+    ctx.save();
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.fillStyle = PAPER;
+    ctx.fillRect(0, 0, size, size);
+    for (const item of this.items) {
+      if (item.kind === "image") drawImageFit(ctx, item, size);
+      else drawStroke(ctx, item.points, size);
+    }
+    ctx.restore();
+  }
+
+  #point(e) {
+    const rect = this.canvas.getBoundingClientRect();
+    return [(e.clientX - rect.left) / rect.width, (e.clientY - rect.top) / rect.height];
+  }
+
+  #cancelStroke() {
+    if (this.activeId !== null && this.canvas.hasPointerCapture?.(this.activeId)) {
+      this.canvas.releasePointerCapture(this.activeId);
+    }
+    this.activeId = null;
+    this.current = null;
+  }
+
+  #bindPointer() {
+    const c = this.canvas;
+    c.addEventListener("pointerdown", (e) => {
+      if (this.activeId !== null) return; // one stroke at a time; ignore a second finger
+      if (e.pointerType === "mouse" && e.button !== 0) return;
+      e.preventDefault();
+      c.setPointerCapture(e.pointerId);
+      this.activeId = e.pointerId;
+      this.current = { kind: "stroke", points: [this.#point(e)] };
+      this.items.push(this.current);
+      this.#scheduleRedraw();
+      this.#emit(false);
+    });
+    c.addEventListener("pointermove", (e) => {
+      if (e.pointerId !== this.activeId || !this.current) return;
+      e.preventDefault();
+      const events = e.getCoalescedEvents ? e.getCoalescedEvents() : [];
+      const pts = this.current.points;
+      for (const ev of events.length ? events : [e]) {
+        const p = this.#point(ev);
+        const last = pts[pts.length - 1];
+        if (Math.hypot(p[0] - last[0], p[1] - last[1]) >= MIN_STEP) pts.push(p);
+      }
+      this.#scheduleRedraw();
+      this.#emit(false);
+    });
+    const end = (e) => {
+      if (e.pointerId !== this.activeId) return;
+      this.activeId = null;
+      this.current = null;
+      this.#redraw();
+      this.#emit(true);
+    };
+    c.addEventListener("pointerup", end);
+    c.addEventListener("pointercancel", end);
+    c.addEventListener("lostpointercapture", end);
+    c.addEventListener("contextmenu", (e) => e.preventDefault());
+  }
+}
+
+/** A stroke through the midpoints of its samples with quadratic curves: smooth, no overshoot. */
+function drawStroke(ctx, points, size) {
+  ctx.strokeStyle = INK;
+  ctx.fillStyle = INK;
+  ctx.lineWidth = STROKE_FRACTION * size;
+  ctx.lineCap = "round";
+  ctx.lineJoin = "round";
+  const p = points.map(([x, y]) => [x * size, y * size]);
+  if (p.length === 1) {
+    ctx.beginPath();
+    ctx.arc(p[0][0], p[0][1], ctx.lineWidth / 2, 0, Math.PI * 2);
+    ctx.fill();
+    return;
+  }
+  ctx.beginPath();
+  ctx.moveTo(p[0][0], p[0][1]);
+  for (let i = 1; i < p.length - 1; i++) {
+    const mx = (p[i][0] + p[i + 1][0]) / 2;
+    const my = (p[i][1] + p[i + 1][1]) / 2;
+    ctx.quadraticCurveTo(p[i][0], p[i][1], mx, my);
+  }
+  const last = p[p.length - 1];
+  ctx.lineTo(last[0], last[1]);
+  ctx.stroke();
+}
+
+function drawImageFit(ctx, item, size) {
+  const { source, background } = item;
+  const w = source.width;
+  const h = source.height;
+  const s = Math.min(size / w, size / h);
+  ctx.fillStyle = background;
+  ctx.fillRect(0, 0, size, size);
+  ctx.imageSmoothingEnabled = true;
+  ctx.imageSmoothingQuality = "high";
+  ctx.drawImage(source, (size - w * s) / 2, (size - h * s) / 2, w * s, h * s);
+}
+
+/**
+ * Decode an image file and pick the background it should sit on: images with a transparent
+ * background get black behind light ink and white behind dark ink, so the ink stays visible.
+ */
+export async function loadImageFile(file) {
+  if (file.type && !file.type.startsWith("image/")) {
+    throw new Error(`${file.name || "The file"} is not an image (${file.type})`);
+  }
+  let bitmap;
+  try {
+    bitmap = await createImageBitmap(file);
+  } catch {
+    throw new Error(`Could not read ${file.name || "the file"} as an image`);
+  }
+  const probe = document.createElement("canvas");
+  const n = 64;
+  probe.width = probe.height = n;
+  const pctx = probe.getContext("2d", { willReadFrequently: true });
+  pctx.drawImage(bitmap, 0, 0, n, n);
+  const data = pctx.getImageData(0, 0, n, n).data;
+  let transparent = 0;
+  let inkLum = 0;
+  let inkWeight = 0;
+  for (let i = 0; i < data.length; i += 4) {
+    const a = data[i + 3] / 255;
+    if (a < 0.5) transparent++;
+    inkLum += a * (0.299 * data[i] + 0.587 * data[i + 1] + 0.114 * data[i + 2]);
+    inkWeight += a;
+  }
+  let background = PAPER;
+  if (transparent > (n * n) / 4 && inkWeight > 0 && inkLum / inkWeight > 128) background = "#000000";
+  return { source: bitmap, background };
+}

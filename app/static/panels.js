@@ -1,0 +1,129 @@
+// One result panel per served model: header with the model card's facts, the predicted digit,
+// confidence, latency and a meter per class probability.
+
+const ARCH_NAMES = { vit: "ViT", cnn: "CNN" };
+
+export function formatParams(n) {
+  if (!Number.isFinite(n)) return "–";
+  if (n >= 1e6) return `${(n / 1e6).toFixed(2)} M`;
+  if (n >= 1e3) return `${Math.round(n / 1e3)} k`;
+  return String(n);
+}
+
+export function formatPercent(p, digits = 1) {
+  if (!Number.isFinite(p)) return "–";
+  const v = p * 100;
+  if (v > 0 && v < 0.1) return "<0.1%";
+  return `${v.toFixed(digits)}%`;
+}
+
+function formatMs(ms) {
+  if (!Number.isFinite(ms)) return "–";
+  return ms < 10 ? `${ms.toFixed(1)} ms` : `${Math.round(ms)} ms`;
+}
+
+export class ModelPanel {
+  constructor(info, template) {
+    this.info = info;
+    this.name = info.name;
+    const el = template.content.firstElementChild.cloneNode(true);
+    this.el = el;
+    el.dataset.model = info.name;
+    el.dataset.testid = `panel-${info.name}`;
+    el.dataset.generation = "0";
+    el.setAttribute("aria-label", `${info.name} prediction`);
+    el.querySelector(".model-name").textContent = info.name;
+    const arch = el.querySelector(".model-arch");
+    arch.textContent = ARCH_NAMES[info.arch] || info.arch || "model";
+    arch.classList.add(`arch-${info.arch}`);
+    el.querySelector(".meta-params").textContent = formatParams(info.num_params);
+    const acc = info.metrics && info.metrics.test_accuracy;
+    el.querySelector(".meta-acc").textContent = Number.isFinite(acc) ? formatPercent(acc, 2) : "–";
+    el.querySelector(".meta-device").textContent = info.device || "–";
+
+    this.digit = el.querySelector(".digit");
+    this.digit.dataset.testid = `prediction-${info.name}`;
+    this.digit.setAttribute("aria-label", `${info.name} predicts`);
+    this.confidence = el.querySelector(".confidence-value");
+    this.rtt = el.querySelector(".latency-rtt");
+    this.server = el.querySelector(".latency-server");
+    this.message = el.querySelector(".model-message");
+    this.rows = [];
+    const probs = el.querySelector(".probs");
+    const labels = info.labels && info.labels.length ? info.labels : [..."0123456789"];
+    labels.forEach((label) => {
+      const row = document.createElement("div");
+      row.className = "prob";
+      row.setAttribute("role", "meter");
+      row.setAttribute("aria-label", `Digit ${label}`);
+      row.setAttribute("aria-valuemin", "0");
+      row.setAttribute("aria-valuemax", "100");
+      row.setAttribute("aria-valuenow", "0");
+      row.dataset.label = label;
+      row.innerHTML =
+        '<span class="prob-label"></span><span class="prob-track"><span class="prob-fill"></span></span>' +
+        '<span class="prob-value">–</span>';
+      row.querySelector(".prob-label").textContent = label;
+      probs.append(row);
+      this.rows.push(row);
+    });
+    this.setEmpty();
+  }
+
+  #state(state, generation) {
+    this.el.dataset.state = state;
+    if (generation !== undefined) this.el.dataset.generation = String(generation);
+  }
+
+  setEmpty(message = "Draw a digit") {
+    this.#state("empty");
+    this.digit.textContent = "–";
+    this.confidence.textContent = "–";
+    this.rtt.textContent = "–";
+    this.server.textContent = "";
+    this.message.textContent = message;
+    this.message.classList.remove("is-error");
+    this.#bars(null);
+  }
+
+  setLoading(generation) {
+    this.#state("loading", generation);
+  }
+
+  setResult(res, rtt, generation) {
+    this.#state("done", generation);
+    this.digit.textContent = res.label ?? String(res.digit);
+    this.confidence.textContent = formatPercent(res.confidence);
+    this.rtt.textContent = `${formatMs(rtt)} round trip`;
+    const t = res.timing || {};
+    const parts = [];
+    if (Number.isFinite(t.total_ms)) parts.push(`server ${formatMs(t.total_ms)}`);
+    if (Number.isFinite(t.compute_ms)) parts.push(`compute ${formatMs(t.compute_ms)}`);
+    this.server.textContent = parts.join(" · ");
+    this.message.textContent = "";
+    this.message.classList.remove("is-error");
+    this.#bars(res.probabilities, res.digit);
+  }
+
+  setError(text, generation) {
+    this.#state("error", generation);
+    this.digit.textContent = "–";
+    this.confidence.textContent = "–";
+    this.rtt.textContent = "–";
+    this.server.textContent = "";
+    this.message.textContent = text;
+    this.message.classList.add("is-error");
+    this.#bars(null);
+  }
+
+  #bars(probs, top) {
+    this.rows.forEach((row, i) => {
+      const p = probs ? probs[i] : 0;
+      row.querySelector(".prob-fill").style.width = `${Math.max(0, Math.min(1, p)) * 100}%`;
+      row.querySelector(".prob-value").textContent = probs ? formatPercent(p) : "–";
+      row.setAttribute("aria-valuenow", (p * 100).toFixed(1));
+      row.setAttribute("aria-valuetext", probs ? formatPercent(p) : "no prediction");
+      row.classList.toggle("is-top", probs != null && i === top);
+    });
+  }
+}

@@ -1,0 +1,235 @@
+"""Browser fixtures: a real uvicorn serving the demo page on loopback, driven by Playwright + Chromium.
+
+Chromium comes from Debian (``apt-get install chromium`` -> /usr/bin/chromium); Playwright's own
+browser download needs the internet, which CI does not have. Without a Chromium the tests skip.
+
+The service serves the shipped checkpoints (model_store/checkpoints) when both vit-mnist and
+cnn-mnist are there; otherwise randomly initialised models with the same names, so the page can
+still be exercised (the accuracy assertions then only check that a digit is shown).
+Set VIT_DIGITS_BASE_URL to test an already running service instead of starting one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SHIPPED_STORE = REPO_ROOT / "model_store" / "checkpoints"
+ARTIFACTS = REPO_ROOT / "test-artifacts" / "browser"
+MODEL_NAMES = ("vit-mnist", "cnn-mnist")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-sync",
+]
+STARTUP_TIMEOUT_S = 90
+
+
+def find_chromium() -> str | None:
+    """CHROMIUM_PATH, else Debian's /usr/bin/chromium, else any chromium on PATH."""
+    candidates = [
+        os.environ.get("CHROMIUM_PATH"),
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+    ]
+    for c in candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    return None
+
+
+def shipped_store_complete() -> bool:
+    return all((SHIPPED_STORE / name / "card.json").is_file() for name in MODEL_NAMES)
+
+
+def build_random_store(root: Path) -> Path:
+    """vit-mnist and cnn-mnist with random weights: real architectures, meaningless predictions."""
+    import torch
+
+    from model_store import ModelCard, Preprocessing, create_model, save_checkpoint
+
+    for name in MODEL_NAMES:
+        torch.manual_seed(0)
+        model = create_model(name).eval()
+        card = ModelCard(
+            name=name,
+            preset=name,
+            architecture=model.cfg.to_dict(),
+            num_params=0,  # save_checkpoint counts them
+            labels=[str(i) for i in range(10)],
+            dataset={"name": "mnist"},
+            preprocessing=Preprocessing(image_size=model.cfg.image_size),
+            metrics={"test_accuracy": 0.1, "test_loss": 2.3},
+            training={"command": "random initialisation (browser tests)", "epochs": 0},
+        )
+        save_checkpoint(model, card, root / name)
+    return root
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Service:
+    base_url: str
+    models: list[dict]
+    trained: bool  # the shipped checkpoints are served: predictions must be right
+
+    @property
+    def names(self) -> list[str]:
+        return [m["name"] for m in self.models]
+
+
+def wait_ready(base_url: str, proc: subprocess.Popen | None, log_path: Path | None) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            tail = log_path.read_text()[-3000:] if log_path else ""
+            pytest.fail(f"uvicorn exited with code {proc.returncode} before it was ready:\n{tail}")
+        try:
+            if httpx.get(f"{base_url}/v2/health/ready", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.25)
+    tail = log_path.read_text()[-3000:] if log_path else ""
+    pytest.fail(f"service at {base_url} not ready after {STARTUP_TIMEOUT_S}s:\n{tail}")
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    path = find_chromium()
+    if path is None:
+        pytest.skip(
+            "no Chromium found (looked for $CHROMIUM_PATH, /usr/bin/chromium, chromium on PATH); "
+            "install it with `apt-get install chromium` to run the browser tests"
+        )
+    return path
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
+
+
+@pytest.fixture(scope="session")
+def service(
+    chromium_path: str, artifacts_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Service]:
+    """The real service: uvicorn in a subprocess on a free loopback port (or VIT_DIGITS_BASE_URL)."""
+    external = os.environ.get("VIT_DIGITS_BASE_URL")
+    if external:
+        base_url = external.rstrip("/")
+        wait_ready(base_url, None, None)
+        models = httpx.get(f"{base_url}/v1/models", timeout=10).json()["models"]
+        trained = all(m.get("metrics", {}).get("test_accuracy", 0) >= 0.98 for m in models)
+        yield Service(base_url, models, trained)
+        return
+
+    trained = shipped_store_complete()
+    store = SHIPPED_STORE if trained else build_random_store(tmp_path_factory.mktemp("store"))
+    port = free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "MODEL_STORE_DIR": str(store), "LOG_LEVEL": "warning"}
+    log_path = artifacts_dir / "server.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port)],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_ready(base_url, proc, log_path)
+        models = httpx.get(f"{base_url}/v1/models", timeout=10).json()["models"]
+        yield Service(base_url, models, trained)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def chromium_browser(chromium_path: str):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (dev extras)")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@dataclass
+class PageSession:
+    """A page plus what it did: requests to other hosts and uncaught JavaScript errors."""
+
+    page: object
+    base_url: str
+    foreign_requests: list[str]
+    js_errors: list[str]
+
+    def goto(self) -> None:
+        self.page.goto(self.base_url + "/")
+
+
+def open_page(browser, service: Service, **context_args) -> tuple[object, PageSession]:
+    context = browser.new_context(**({"viewport": {"width": 1280, "height": 900}} | context_args))
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    session = PageSession(page, service.base_url, [], [])
+    local = (service.base_url, "data:", "blob:")
+    page.on("request", lambda r: None if r.url.startswith(local) else session.foreign_requests.append(r.url))
+    page.on("pageerror", lambda e: session.js_errors.append(str(e)))
+    return context, session
+
+
+@pytest.fixture
+def page_session(chromium_browser, service: Service) -> Iterator[PageSession]:
+    """A fresh desktop-sized page (1280x900) already showing the demo with its model panels."""
+    context, session = open_page(chromium_browser, service)
+    session.goto()
+    for name in service.names:
+        session.page.get_by_test_id(f"prediction-{name}").wait_for()
+    yield session
+    context.close()
+    assert not session.js_errors, f"uncaught JavaScript errors: {session.js_errors}"
+    assert not session.foreign_requests, f"the page must work offline but fetched: {session.foreign_requests}"
+
+
+@pytest.fixture
+def new_page(chromium_browser, service: Service) -> Iterator:
+    """Factory for pages with other viewports or colour schemes; closed after the test."""
+    contexts = []
+
+    def make(**context_args) -> PageSession:
+        context, session = open_page(chromium_browser, service, **context_args)
+        contexts.append((context, session))
+        return session
+
+    yield make
+    for context, session in contexts:
+        context.close()
+        assert not session.js_errors, f"uncaught JavaScript errors: {session.js_errors}"

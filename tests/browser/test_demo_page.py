@@ -1,0 +1,406 @@
+"""The demo page in a real Chromium: draw digits, read every model's answer, clear, attention, upload,
+error feedback, and screenshots (desktop, phone, dark) saved under test-artifacts/browser/."""
+
+from __future__ import annotations
+
+import base64
+import math
+
+import pytest
+from PIL import Image
+
+pytestmark = pytest.mark.browser
+
+DIGITS = set("0123456789")
+
+
+def ellipse(cx: float, cy: float, rx: float, ry: float, n: int = 40) -> list[tuple[float, float]]:
+    """Counter-clockwise from the top, a little past the start so the loop closes like a pen's."""
+    return [
+        (cx + rx * math.sin(-2 * math.pi * k / n), cy - ry * math.cos(2 * math.pi * k / n))
+        for k in range(n + 3)
+    ]
+
+
+# Strokes in pad coordinates (0..1 from the top-left corner), drawn as mouse polylines.
+STROKES = {
+    "1": [[(0.52, 0.16), (0.49, 0.84)]],
+    "7": [[(0.27, 0.2), (0.73, 0.2), (0.45, 0.84)]],
+    "0": [ellipse(0.5, 0.5, 0.21, 0.32)],
+}
+
+SETTLED = """() => {
+  const app = document.getElementById("app");
+  const gen = app.dataset.generation;
+  return app.dataset.busy === "false" && [...document.querySelectorAll(".model")].every(
+    (m) => m.dataset.generation === gen && (m.dataset.state === "done" || m.dataset.state === "error"));
+}"""
+
+CANVAS_STATS = """(id) => {
+  const c = document.querySelector(`[data-testid="${id}"]`);
+  const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+  let dark = 0, bright = 0;
+  const colours = new Set();
+  for (let i = 0; i < d.length; i += 4) {
+    const lum = (d[i] + d[i + 1] + d[i + 2]) / 3;
+    if (d[i + 3] > 0 && lum < 100) dark++;
+    if (d[i + 3] > 0 && lum > 155) bright++;
+    colours.add((d[i] >> 3) << 10 | (d[i + 1] >> 3) << 5 | (d[i + 2] >> 3));
+  }
+  return {dark, bright, colours: colours.size, pixels: d.length / 4, url: c.toDataURL()};
+}"""
+
+
+def draw(page, strokes) -> None:
+    box = page.get_by_test_id("pad").bounding_box()
+    for stroke in strokes:
+        pts = [(box["x"] + x * box["width"], box["y"] + y * box["height"]) for x, y in stroke]
+        page.mouse.move(*pts[0])
+        page.mouse.down()
+        for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False):
+            page.mouse.move(x1, y1, steps=max(1, int(math.hypot(x1 - x0, y1 - y0) / 14)))
+        page.mouse.up()
+
+
+def draw_touch(page, stroke) -> None:
+    """One finger stroke through Chromium's touch input (pointerType "touch")."""
+    box = page.get_by_test_id("pad").bounding_box()
+    cdp = page.context.new_cdp_session(page)
+    pts = [(box["x"] + x * box["width"], box["y"] + y * box["height"]) for x, y in stroke]
+    dense = []
+    for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False):
+        n = max(1, int(math.hypot(x1 - x0, y1 - y0) / 14))
+        dense += [(x0 + (x1 - x0) * k / n, y0 + (y1 - y0) * k / n) for k in range(n)]
+    dense.append(pts[-1])
+    cdp.send(
+        "Input.dispatchTouchEvent",
+        {"type": "touchStart", "touchPoints": [{"x": dense[0][0], "y": dense[0][1]}]},
+    )
+    for x, y in dense[1:]:
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x, "y": y}]})
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    cdp.detach()
+
+
+def settle(page, names: list[str]) -> dict[str, str]:
+    """Wait until no request is pending and every panel shows the latest answer; the digits shown."""
+    page.wait_for_function(SETTLED)
+    return {name: page.get_by_test_id(f"prediction-{name}").inner_text().strip() for name in names}
+
+
+def canvas_stats(page, testid: str) -> dict:
+    return page.evaluate(CANVAS_STATS, testid)
+
+
+def probabilities(page, name: str) -> list[float]:
+    panel = page.locator(f'.model[data-model="{name}"]')
+    return [
+        float(v) for v in panel.locator('[role="meter"]').evaluate_all("els => els.map(e => e.ariaValueNow)")
+    ]
+
+
+def assert_reads(page, service, results: dict[str, str], expected: str) -> None:
+    for name, shown in results.items():
+        assert shown in DIGITS, f"{name} shows {shown!r}, not a digit"
+    if service.trained:  # the shipped checkpoints are served: they must read it right
+        wrong = {
+            n: (d, [round(p) for p in probabilities(page, n)]) for n, d in results.items() if d != expected
+        }
+        assert not wrong, f"expected {expected}; wrong answers (digit, probabilities %): {wrong}"
+
+
+def test_page_lists_every_served_model(page_session, service):
+    page = page_session.page
+    assert "vit-digits" in page.title()
+    status = page.get_by_test_id("status")
+    assert status.get_attribute("data-state") == "ready"
+    assert "Ready" in status.inner_text()
+    assert set(service.names) >= {"vit-mnist", "cnn-mnist"}
+    for info in service.models:
+        panel = page.locator(f'.model[data-model="{info["name"]}"]')
+        assert panel.locator(".model-arch").inner_text().lower() == info["arch"]
+        assert panel.locator(".meta-params").inner_text() != "–"
+        assert panel.locator(".meta-device").inner_text() == info["device"]
+        assert page.get_by_test_id(f"prediction-{info['name']}").inner_text() == "–"
+        assert panel.locator(".model-message").inner_text() == "Draw a digit"
+        assert panel.locator('[role="meter"]').count() == len(info["labels"])
+    assert page.get_by_test_id("pad-prompt").is_visible()
+    assert "Draw a digit" in page.get_by_test_id("pad-prompt").inner_text()
+    assert page.get_by_test_id("banner").is_hidden()
+    docs = page.get_by_role("link", name="API docs")
+    assert docs.evaluate("a => a.href") == f"{service.base_url}/docs"
+    # the ViT's attention card is there, waiting for a digit
+    assert page.locator("#attention-card").is_visible()
+
+
+@pytest.mark.parametrize("digit", sorted(STROKES))
+def test_drawn_digit_is_read_by_every_model(page_session, service, digit):
+    page = page_session.page
+    draw(page, STROKES[digit])
+    results = settle(page, service.names)
+    assert set(results) == set(service.names)
+    assert_reads(page, service, results, digit)
+    assert page.get_by_test_id("pad-prompt").is_hidden()
+    assert canvas_stats(page, "pad")["dark"] > 500
+    # the 28x28 input the model saw, white ink on black
+    seen = canvas_stats(page, "input-preview")
+    assert seen["pixels"] == 28 * 28 and 20 < seen["bright"] < 400
+    for name in service.names:
+        panel = page.locator(f'.model[data-model="{name}"]')
+        assert panel.get_attribute("data-state") == "done"
+        probs = probabilities(page, name)
+        assert len(probs) == 10 and abs(sum(probs) - 100) < 1.5
+        top = max(range(10), key=probs.__getitem__)
+        assert results[name] == str(top)
+        assert panel.locator(".confidence-value").inner_text().endswith("%")
+        assert panel.locator(".latency-rtt").inner_text().endswith("ms round trip")
+        assert "server" in panel.locator(".latency-server").inner_text()
+
+
+def test_clear_undo_and_escape_reset_the_pad(page_session, service):
+    page = page_session.page
+    draw(page, STROKES["7"])
+    settle(page, service.names)
+    assert canvas_stats(page, "pad")["dark"] > 500
+
+    page.get_by_test_id("clear").click()
+    assert canvas_stats(page, "pad")["dark"] == 0
+    assert page.get_by_test_id("pad-prompt").is_visible()
+    assert canvas_stats(page, "input-preview")["bright"] == 0
+    for name in service.names:
+        assert page.get_by_test_id(f"prediction-{name}").inner_text() == "–"
+        assert page.locator(f'.model[data-model="{name}"] .model-message').inner_text() == "Draw a digit"
+    assert page.locator("#attention-empty").is_visible()
+
+    # two strokes, undo one: the first stays
+    draw(page, [[(0.3, 0.25), (0.7, 0.25)], [(0.5, 0.25), (0.5, 0.85)]])
+    settle(page, service.names)
+    before = canvas_stats(page, "pad")["dark"]
+    page.get_by_test_id("undo").click()
+    assert page.locator("#pad-wrap").get_attribute("data-strokes") == "1"
+    assert 0 < canvas_stats(page, "pad")["dark"] < before
+    results = settle(page, service.names)
+    assert all(d in DIGITS for d in results.values())
+
+    page.keyboard.press("Escape")
+    assert canvas_stats(page, "pad")["dark"] == 0
+    assert page.get_by_test_id("undo").is_disabled()
+    assert all(page.get_by_test_id(f"prediction-{n}").inner_text() == "–" for n in service.names)
+
+
+def test_attention_view_renders_and_switches(page_session, service):
+    vits = [m for m in service.models if m.get("supports_attention")]
+    if not vits:
+        pytest.skip("no served model supports attention")
+    page = page_session.page
+    draw(page, STROKES["7"])
+    settle(page, service.names)
+    page.locator("#attention-card[data-state=done]").wait_for()
+    assert page.locator("#attention-empty").is_hidden()
+    rollout = canvas_stats(page, "attention")
+    assert rollout["colours"] > 30, "the heat-map is blank or flat"
+    assert page.get_by_test_id("attention").get_attribute("data-layer") == "rollout"
+    assert page.get_by_test_id("attention-head").is_disabled()
+
+    arch = vits[0].get("architecture", {})
+    layer_opts = page.get_by_test_id("attention-layer").locator("option")
+    head_opts = page.get_by_test_id("attention-head").locator("option")
+    if "depth" in arch and "heads" in arch:
+        assert layer_opts.count() == arch["depth"] + 1  # rollout + one per layer
+        assert head_opts.count() == arch["heads"] + 1  # mean + one per head
+    assert page.locator("#attn-strip .thumb").count() == layer_opts.count()
+
+    page.get_by_test_id("attention-layer").select_option("1")
+    assert page.get_by_test_id("attention-head").is_enabled()
+    page.get_by_test_id("attention-head").select_option("2")
+    canvas = page.get_by_test_id("attention")
+    assert canvas.get_attribute("data-layer") == "1" and canvas.get_attribute("data-head") == "2"
+    assert "Layer 1, head 2" in page.locator("#attention-caption").inner_text()
+    head2 = canvas_stats(page, "attention")
+    assert head2["colours"] > 30 and head2["url"] != rollout["url"]
+
+    last = str(layer_opts.count() - 1)
+    page.get_by_test_id("attention-layer").select_option(last)
+    page.get_by_test_id("attention-head").select_option("mean")
+    assert "mean of heads" in page.locator("#attention-caption").inner_text()
+    assert canvas_stats(page, "attention")["url"] != head2["url"]
+
+    page.get_by_test_id("attention-cmap").select_option("viridis")
+    page.get_by_test_id("attention-thumb-rollout").click()
+    assert page.get_by_test_id("attention-layer").input_value() == "rollout"
+    assert page.get_by_test_id("attention-thumb-rollout").get_attribute("aria-pressed") == "true"
+    assert page.get_by_test_id("attention-head").is_disabled()
+    assert canvas_stats(page, "attention")["url"] != rollout["url"]  # same map, other colours
+
+
+def mnist_png(image, path, scale: int = 10, margin: int = 40):
+    """An MNIST test digit as a person might photograph it: large, dark ink on white paper."""
+    ink = Image.fromarray(255 - image.squeeze().numpy())
+    big = ink.resize((28 * scale, 28 * scale), Image.Resampling.BICUBIC)
+    paper = Image.new("L", (big.width + 2 * margin, big.height + 2 * margin), 255)
+    paper.paste(big, (margin, margin))
+    paper.save(path)
+    return path
+
+
+DROP_FILE = """([name, b64]) => {
+  const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  const data = new DataTransfer();
+  data.items.add(new File([bytes], name, {type: "image/png"}));
+  const target = document.getElementById("pad-wrap");
+  for (const type of ["dragenter", "dragover", "drop"]) {
+    target.dispatchEvent(new DragEvent(type, {dataTransfer: data, bubbles: true, cancelable: true}));
+  }
+}"""
+
+
+def test_uploaded_mnist_digit_is_read(page_session, service, mnist_test, tmp_path):
+    images, labels = mnist_test
+    page = page_session.page
+    # the first test images of two labels the strokes above do not cover: one chosen with the
+    # file picker, one dropped on the pad
+    for wanted, how in ((2, "picker"), (9, "drop")):
+        index = int((labels == wanted).nonzero()[0])
+        path = mnist_png(images[index], tmp_path / f"mnist-{index}.png")
+        before = page.evaluate("document.getElementById('app').dataset.generation")
+        if how == "picker":
+            page.get_by_test_id("upload").set_input_files(str(path))
+        else:
+            page.evaluate(DROP_FILE, [path.name, base64.b64encode(path.read_bytes()).decode()])
+        page.wait_for_function(
+            "(g) => document.getElementById('app').dataset.generation !== g "
+            "&& document.getElementById('pad-wrap').dataset.strokes === '0'",
+            arg=before,
+        )
+        results = settle(page, service.names)
+        assert page.get_by_test_id("pad-prompt").is_hidden()
+        assert canvas_stats(page, "pad")["dark"] > 500
+        assert canvas_stats(page, "input-preview")["bright"] > 20
+        assert_reads(page, service, results, str(wanted))
+
+
+def test_upload_of_a_non_image_is_refused_on_the_page(page_session, tmp_path):
+    page = page_session.page
+    bogus = tmp_path / "notes.png"
+    bogus.write_bytes(b"this is not a PNG")
+    page.get_by_test_id("upload").set_input_files(str(bogus))
+    message = page.get_by_test_id("pad-message")
+    message.wait_for()
+    assert "image" in message.inner_text()
+    assert page.get_by_test_id("pad-prompt").is_visible()
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "shown"),
+    [
+        (500, {"detail": "injected failure for the test"}, "injected failure for the test"),
+        (
+            422,
+            {"detail": [{"loc": ["body", "image"], "msg": "Field required", "type": "missing"}]},
+            "Field required",
+        ),
+    ],
+)
+def test_server_error_detail_is_shown(page_session, service, artifacts_dir, status, body, shown):
+    page = page_session.page
+    page.route("**/v1/models/*/predict*", lambda route: route.fulfill(status=status, json=body))
+    draw(page, STROKES["1"])
+    results = settle(page, service.names)
+    page.screenshot(path=str(artifacts_dir / f"server-error-{status}.png"), animations="disabled")
+    for name in service.names:
+        panel = page.locator(f'.model[data-model="{name}"]')
+        assert panel.get_attribute("data-state") == "error"
+        message = panel.locator(".model-message").inner_text()
+        assert str(status) in message and shown in message
+        assert results[name] == "–"
+    page.unroute("**/v1/models/*/predict*")
+    page.get_by_test_id("clear").click()
+    draw(page, STROKES["1"])
+    assert all(d in DIGITS for d in settle(page, service.names).values())
+
+
+def test_network_failure_is_shown_without_retry_storm(page_session, service):
+    page = page_session.page
+    polls = []
+    page.on("request", lambda r: polls.append(r.url) if r.url.endswith("/v2/health/ready") else None)
+    page.route("**/v1/models/*/predict*", lambda route: route.abort("connectionrefused"))
+    draw(page, STROKES["7"])
+    settle(page, service.names)
+    for name in service.names:
+        assert "Network error" in page.locator(f'.model[data-model="{name}"] .model-message').inner_text()
+    page.wait_for_timeout(1500)
+    assert len(polls) < 8, f"the page hammers the service after a network error: {len(polls)} ready polls"
+    assert page.get_by_test_id("status").get_attribute("data-state") == "ready"
+
+
+def test_banner_until_the_service_is_ready(new_page, service, artifacts_dir):
+    session = new_page()
+    page = session.page
+    page.route("**/v2/health/ready", lambda route: route.fulfill(status=503, json={"ready": False}))
+    session.goto()
+    banner = page.get_by_test_id("banner")
+    banner.wait_for()
+    assert "not ready" in banner.inner_text()
+    assert page.get_by_test_id("status").get_attribute("data-state") == "starting"
+    draw(page, STROKES["7"])  # drawn while the service is starting: sent once it is ready
+    page.screenshot(path=str(artifacts_dir / "not-ready.png"), animations="disabled")
+    page.unroute("**/v2/health/ready")
+    banner.wait_for(state="hidden", timeout=10_000)
+    assert page.get_by_test_id("status").get_attribute("data-state") == "ready"
+    results = settle(page, service.names)
+    assert all(d in DIGITS for d in results.values())
+
+
+def test_screenshots_desktop_phone_dark(new_page, service, artifacts_dir):
+    shots = [
+        ("desktop", {"viewport": {"width": 1280, "height": 900}}),
+        ("desktop-dark", {"viewport": {"width": 1280, "height": 900}, "color_scheme": "dark"}),
+        (
+            "phone",
+            {
+                "viewport": {"width": 390, "height": 844},
+                "device_scale_factor": 2,
+                "is_mobile": True,
+                "has_touch": True,
+            },
+        ),
+    ]
+    for name, options in shots:
+        session = new_page(**options)
+        page = session.page
+        session.goto()
+        page.get_by_test_id(f"prediction-{service.names[0]}").wait_for()
+        page.wait_for_function("document.getElementById('status').dataset.state === 'ready'")
+        width = options["viewport"]["width"]
+        pad = page.get_by_test_id("pad").bounding_box()
+        assert pad["width"] >= min(300, width - 60), f"{name}: the pad is too small ({pad['width']}px)"
+        if name == "phone":
+            page.screenshot(path=str(artifacts_dir / "phone-empty.png"))
+            draw_touch(page, STROKES["7"][0])  # a finger, not a mouse
+        else:
+            draw(page, STROKES["7"])
+        results = settle(page, service.names)
+        assert_reads(page, service, results, "7")
+        overflow = page.evaluate("document.documentElement.scrollWidth")
+        assert overflow <= width, f"{name}: the page is wider than the screen ({overflow}px > {width}px)"
+        page.screenshot(path=str(artifacts_dir / f"{name}.png"), full_page=True, animations="disabled")
+        if name == "phone":  # the answer is on the first screen, under the pad
+            digit = page.get_by_test_id(f"prediction-{service.names[0]}").bounding_box()
+            assert digit["y"] + digit["height"] / 2 < options["viewport"]["height"]
+            page.screenshot(path=str(artifacts_dir / "phone-first-screen.png"), animations="disabled")
+
+
+def test_controls_are_keyboard_reachable(page_session):
+    page = page_session.page
+    reached = []
+    for _ in range(20):
+        page.keyboard.press("Tab")
+        reached.append(page.evaluate("document.activeElement && document.activeElement.dataset.testid"))
+    # (the head selector is disabled while the rollout is shown, so Tab skips it)
+    for testid in ("pad", "clear", "upload", "attention-layer", "attention-cmap", "attention-grid"):
+        assert testid in reached, f"{testid} cannot be reached with Tab (reached: {reached})"
+    # the shortcut works from the keyboard alone: Delete clears a drawing
+    draw(page, STROKES["1"])
+    page.get_by_test_id("clear").focus()
+    page.keyboard.press("Delete")
+    assert page.get_by_test_id("pad-prompt").is_visible()
