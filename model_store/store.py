@@ -36,11 +36,12 @@ class ModelStore:
         return cards
 
     def path(self, name: str) -> Path:
-        path = self.root / name
-        if not (path / CARD_FILE).is_file():
-            known = ", ".join(p.name for p in self.model_dirs()) or "none"
-            raise CheckpointError(f"no model {name!r} in store {self.root} (known: {known})")
-        return path
+        # Look the name up among the store's own entries: a name like "../x" must not escape the root.
+        known = [p.name for p in self.model_dirs()]
+        if name not in known:
+            listed = ", ".join(known) or "none"
+            raise CheckpointError(f"no model {name!r} in store {self.root} (known: {listed})")
+        return self.root / name
 
     def load(self, name: str, device: str | torch.device = "cpu") -> tuple[nn.Module, ModelCard]:
         return load_checkpoint(self.path(name), device)

@@ -2,7 +2,7 @@
 
 Built bottom-up: patch embedding -> attention -> MLP -> encoder block -> config -> model.
 Patches are flattened in (channel, row, col) order, so a Conv2d(k=P, s=P) patch projection maps
-onto our Linear by a plain reshape (see ``tests/test_vit_b16_equivalence.py``).
+onto our Linear by a plain reshape (see ``model_store/convert.py`` and ``tests/model_store/test_vit_b16.py``).
 """
 
 from __future__ import annotations

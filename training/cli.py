@@ -31,14 +31,17 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S"
     )
+    argv = sys.argv[1:] if argv is None else argv
     args = get_args_parser().parse_args(argv)
+    from model_store import CheckpointError
+
     from .data import DatasetNotFoundError
 
     try:
         if args.command == "train":
             from .train import main as train_main
 
-            train_main(args)
+            train_main(args, argv)
         elif args.command == "evaluate":
             args.timing = False
             rows = run_evaluate(args)
@@ -46,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(json.dumps(rows, indent=2))
         else:
             print(run_compare(args))
-    except DatasetNotFoundError as exc:
+    except (DatasetNotFoundError, CheckpointError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

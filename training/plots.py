@@ -37,7 +37,7 @@ def plot_confusion(labels: torch.Tensor, preds: torch.Tensor, names: list[str], 
     fig, ax = plt.subplots(figsize=(7, 6))
     off = cm.clone().float()
     off.fill_diagonal_(float("nan"))  # colour the errors; the diagonal would wash them out
-    im = ax.imshow(off, cmap="Reds")
+    im = ax.imshow(off.numpy(), cmap="Reds")
     for i in range(k):
         for j in range(k):
             ax.text(j, i, int(cm[i, j]), ha="center", va="center", fontsize=8,
@@ -70,7 +70,7 @@ def plot_misclassified(
     for ax in axes.flat:
         ax.axis("off")
     for ax, i in zip(axes.flat, wrong.tolist(), strict=False):
-        ax.imshow(split.images[i, 0].cpu(), cmap="gray")
+        ax.imshow(split.images[i, 0].cpu().numpy(), cmap="gray")
         ax.set_title(f"{names[labels[i]]}→{names[preds[i]]}\n{probs[i, preds[i]]:.0%}", fontsize=8)
     fig.suptitle(f"Misclassified test images (true→predicted, confidence): {len(wrong)} shown")
     return _save(fig, path)
@@ -91,13 +91,14 @@ def plot_attention(model: ViT, split: Split, data: DataBundle, path: Path, count
     fig, axes = plt.subplots(count, cols, figsize=(cols * 1.8, count * 1.8), squeeze=False)
     size = model.cfg.image_size
     for r in range(count):
-        img = split.images[r, 0].cpu()
+        img = split.images[r, 0].cpu().numpy()
         axes[r, 0].imshow(img, cmap="gray")
         axes[r, 0].set_title(f"pred {data.labels[logits[r].argmax()]}", fontsize=8)
         maps = [(f"layer {lyr + 1}", cls[r, lyr]) for lyr in show_layers] + [("rollout", rollout[r])]
         for c, (title, m) in enumerate(maps, start=1):
             axes[r, c].imshow(img, cmap="gray")
-            axes[r, c].imshow(m, cmap="inferno", alpha=0.6, extent=(-0.5, size - 0.5, size - 0.5, -0.5))
+            extent = (-0.5, size - 0.5, size - 0.5, -0.5)
+            axes[r, c].imshow(m.numpy(), cmap="inferno", alpha=0.6, extent=extent)
             axes[r, c].set_title(title, fontsize=8)
     for ax in axes.flat:
         ax.axis("off")

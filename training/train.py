@@ -119,13 +119,13 @@ def hardware_string(device: torch.device) -> str:
     return f"{platform.processor() or platform.machine()} CPU, {os.cpu_count()} cores"
 
 
-def training_command() -> str:
+def training_command(argv: list[str]) -> str:
     launcher = (
         "torchrun --nproc_per_node=" + os.environ["WORLD_SIZE"] + " -m training"
         if ("TORCHELASTIC_RUN_ID" in os.environ)
         else "python -m training"
     )
-    return f"{launcher} {shlex.join(sys.argv[1:])}"
+    return f"{launcher} {shlex.join(argv)}"
 
 
 def save_state(path: Path, state: dict) -> None:
@@ -134,7 +134,9 @@ def save_state(path: Path, state: dict) -> None:
     tmp.replace(path)  # atomic: a crash never leaves a half-written resume file
 
 
-def main(args: argparse.Namespace) -> Path:
+def main(args: argparse.Namespace, argv: list[str] | None = None) -> Path:
+    """Train; ``argv`` (default: this process's arguments) is recorded as the card's command."""
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     info = init_distributed(
         "cuda"
         if args.device.startswith("cuda") or (args.device == "auto" and torch.cuda.is_available())
@@ -189,6 +191,8 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
     cfg = model.cfg
     n_params = model.get_num_params()
     ddp_model: nn.Module = DistributedDataParallel(model) if info.enabled else model
+    if info.enabled:  # same init everywhere (DDP broadcasts it), but each rank its own dropout masks
+        torch.manual_seed(args.seed + info.rank)
     ema = (AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(args.ema_decay), use_buffers=True)
            if args.ema_decay else None)  # fmt: skip
 
@@ -299,7 +303,7 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
         preprocessing=Preprocessing(image_size=cfg.image_size, mean=data.mean, std=data.std),
         metrics={"test_accuracy": test_acc, "test_loss": test_loss, "val_accuracy": last.get("val_acc", 0.0),
                  "val_loss": last.get("val_loss", 0.0), "train_loss": last.get("train_loss", 0.0)},
-        training={"command": training_command(), "args": _jsonable(vars(args)), "seed": args.seed,
+        training={"command": training_command(args.argv), "args": _jsonable(vars(args)), "seed": args.seed,
                   "epochs": args.epochs, "wall_time_s": round(wall, 1), "hardware": hardware_string(device),
                   "world_size": info.world_size, "torch_version": torch.__version__,
                   "amp": "bf16" if amp else "fp32", "ema_decay": args.ema_decay},
