@@ -36,6 +36,9 @@ test: $(VENV)/.installed-dev
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/hadolint Dockerfile
+	for f in docker-compose.yml docker-compose.cpu.yml; do \
+	  $(VENV)/bin/docker-compose -f $$f --profile train config -q || exit 1; done
 
 train: $(VENV)/.installed-dev
 	$(PY) -m training train --model vit-mnist --epochs 200 --batch-size 512 --warmup-epochs 5
