@@ -28,7 +28,7 @@ $(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed
 	touch $@
 
 run: $(VENV)/.installed
-	$(VENV)/bin/uvicorn app.main:app --host $(HOST) --port $(PORT) --workers 1
+	$(VENV)/bin/uvicorn app.main:app --host $(HOST) --port $(PORT) --workers 1 --timeout-graceful-shutdown 15
 
 test: $(VENV)/.installed-dev
 	$(PY) -m pytest -q -ra

@@ -1,0 +1,111 @@
+"""Service errors and the handlers that turn them into JSON (v1: {"detail"}, v2: {"error"})."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+log = logging.getLogger(__name__)
+
+
+class ServiceError(Exception):
+    """An error with an HTTP status and a message meant for the client."""
+
+    status_code = 400
+
+    def __init__(self, message: str, status_code: int | None = None, headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.message = message
+        if status_code is not None:
+            self.status_code = status_code
+        self.headers = headers
+
+
+class BadImage(ServiceError):
+    status_code = 400
+
+
+class UnsupportedMediaType(ServiceError):
+    status_code = 415
+
+
+class PayloadTooLarge(ServiceError):
+    status_code = 413
+
+
+class NoInk(ServiceError):
+    status_code = 422
+
+
+class InvalidInput(ServiceError):
+    status_code = 422
+
+
+class ModelNotFound(ServiceError):
+    status_code = 404
+
+
+class Unavailable(ServiceError):
+    """Not ready, draining, or the queue is full: the client may retry later."""
+
+    status_code = 503
+
+    def __init__(self, message: str, retry_after_s: int = 1):
+        super().__init__(message, headers={"Retry-After": str(retry_after_s)})
+
+
+class DeadlineExceeded(ServiceError):
+    status_code = 504
+
+
+class ClientDisconnected(Exception):
+    """The client went away; nothing is sent back."""
+
+
+def is_v2(request: Request) -> bool:
+    return request.url.path.startswith("/v2")
+
+
+def error_response(
+    request: Request, status: int, message: object, headers: dict | None = None
+) -> JSONResponse:
+    body = {"error": str(message)} if is_v2(request) else {"detail": message}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+async def _service_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ServiceError)
+    return error_response(request, exc.status_code, exc.message, exc.headers)
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    return error_response(request, exc.status_code, exc.detail, getattr(exc, "headers", None))
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = [
+        {k: v for k, v in e.items() if k in ("type", "loc", "msg")}  # no echo of the (maybe huge) input
+        for e in exc.errors()
+    ]
+    if is_v2(request):
+        text = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors)
+        return error_response(request, 400, text)
+    return JSONResponse({"detail": errors}, status_code=422)
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return error_response(request, 500, "internal server error")
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(ServiceError, _service_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(Exception, _unexpected)

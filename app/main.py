@@ -1,0 +1,84 @@
+"""The FastAPI application: ``create_app(settings)`` and the module-level ``app`` for uvicorn.
+
+Run one process per GPU: ``uvicorn app.main:app --workers 1 --timeout-graceful-shutdown 15``.
+Creating the app loads nothing; models are loaded and warmed up in the lifespan.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import Response
+from starlette.requests import ClientDisconnect
+
+from . import __version__
+from .errors import ClientDisconnected, install_error_handlers
+from .limits import BodyLimitMiddleware
+from .metrics import Metrics, MetricsMiddleware
+from .openapi import install_openapi
+from .routes import attention, health, metrics, models, page, v2
+from .runtime import Runtime
+from .settings import Settings, get_settings
+
+log = logging.getLogger("app")
+
+
+def _configure_logging(level: str) -> None:
+    """Level for the app's loggers; a handler only when nobody configured logging (plain uvicorn)."""
+    logger = logging.getLogger("app")
+    logger.setLevel(level)
+    if not logger.handlers and not logging.getLogger().handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+    _configure_logging(settings.log_level)
+    runtime = Runtime(settings, Metrics())
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await runtime.start()
+        try:
+            yield
+        finally:
+            await runtime.shutdown()
+
+    app = FastAPI(
+        title="vit-digits",
+        version=__version__,
+        description="Handwritten digits with a from-scratch Vision Transformer and a CNN baseline: "
+        "dynamic batching, attention maps and the Open Inference Protocol v2.",
+        lifespan=lifespan,
+    )
+    app.state.runtime = runtime
+    install_error_handlers(app)
+
+    async def disconnected(request: object, exc: Exception) -> Response:
+        return Response(status_code=499)  # nginx's "client closed request"; nobody reads it
+
+    app.add_exception_handler(ClientDisconnected, disconnected)
+    app.add_exception_handler(ClientDisconnect, disconnected)  # left while we were reading the body
+    for module in (health, models, attention, v2, metrics, page):
+        app.include_router(module.router)
+    app.mount("/static", page.static_files(), name="static")
+    install_openapi(app)
+
+    # Added last = outermost: metrics see every response, CORS decorates the 413s too.
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"],
+            allow_headers=["*"], expose_headers=["Retry-After", "X-Digit", "X-Confidence"],
+        )  # fmt: skip
+    app.add_middleware(MetricsMiddleware, metrics=runtime.metrics)
+    return app
+
+
+app = create_app()

@@ -1,0 +1,104 @@
+"""Prometheus metrics, one CollectorRegistry per app (tests build several apps in one process)."""
+
+from __future__ import annotations
+
+import time
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+disable_created_metrics()  # no *_created series: they double the output for nothing we use
+
+LATENCY_BUCKETS = (
+    0.0005,
+    0.001,
+    0.002,
+    0.003,
+    0.005,
+    0.0075,
+    0.01,
+    0.02,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1,
+    2.5,
+    5,
+    10,
+)
+QUEUE_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5)
+BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.requests = Counter(
+            "vit_digits_requests", "HTTP requests by route, method and status", ["route", "method", "status"],
+            registry=r,
+        )  # fmt: skip
+        self.request_seconds = Histogram(
+            "vit_digits_request_seconds",
+            "HTTP request latency",
+            ["route"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.queue_seconds = Histogram(
+            "vit_digits_queue_seconds", "time a request waited in the batch queue", ["model"],
+            buckets=QUEUE_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.compute_seconds = Histogram(
+            "vit_digits_compute_seconds", "forward pass time per batch", ["model"], buckets=LATENCY_BUCKETS,
+            registry=r,
+        )  # fmt: skip
+        self.batch_size = Histogram(
+            "vit_digits_batch_size", "images per forward pass", ["model"], buckets=BATCH_BUCKETS, registry=r
+        )
+        self.pending = Gauge(
+            "vit_digits_pending_requests", "images queued or being computed", ["model"], registry=r
+        )
+        self.inference_count = Counter(
+            "vit_digits_inference_count", "images run through the model", ["model"], registry=r
+        )
+        self.execution_count = Counter(
+            "vit_digits_execution_count", "forward passes (inference/execution = mean batch size)", ["model"],
+            registry=r,
+        )  # fmt: skip
+
+
+def route_label(scope: Scope) -> str:
+    """The route template (``/v1/models/{name}/predict``), never the raw path: bounded cardinality."""
+    route = scope.get("route")
+    path = getattr(route, "path", None)
+    return path if isinstance(path, str) else "unmatched"
+
+
+class MetricsMiddleware:
+    """Pure ASGI middleware: request count and latency by route template, method and status."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        status = 500
+
+        async def send_wrapper(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_wrapper)
+        finally:
+            route = route_label(scope)
+            self.metrics.requests.labels(route, scope["method"], str(status)).inc()
+            self.metrics.request_seconds.labels(route).observe(time.perf_counter() - start)

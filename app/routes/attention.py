@@ -1,0 +1,81 @@
+"""ViT attention maps: CLS attention per layer and head, head means, rollout, or a PNG overlay."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse, Response
+
+from ..deps import ArrivalDep, RuntimeDep, ServingModelDep, run_batched, timing
+from ..errors import InvalidInput, ServiceError
+from ..inputs import SINGLE_BODY, decode_payload, read_payload
+from ..openapi import errors
+from ..overlay import overlay_png
+from ..schemas import AttentionResponse
+
+router = APIRouter(prefix="/v1/models", tags=["attention"])
+
+RESPONSES = {
+    **errors(400, 404, 413, 415, 422, 503, 504),
+    200: {"content": {"image/png": {"schema": {"type": "string", "format": "binary"}}},
+          "description": "JSON, or with ?format=png a heat-map overlay"},
+}  # fmt: skip
+
+
+@router.post(
+    "/{name}/attention", response_model=AttentionResponse, responses=RESPONSES, openapi_extra=SINGLE_BODY
+)
+async def attention(
+    request: Request,
+    served: ServingModelDep,
+    runtime: RuntimeDep,
+    started: ArrivalDep,
+    format: Literal["json", "png"] = Query("json", description="png: a heat-map overlay instead of JSON"),
+    layer: int | None = Query(None, ge=0, description="png: this layer's head mean instead of the rollout"),
+    head: int | None = Query(None, ge=0, description="png, with layer: this head only"),
+    scale: int = Query(8, ge=1, le=32, description="png: output side is 28*scale pixels"),
+) -> Response:
+    """Predict one image and return the ViT's attention maps and rollout."""
+    if served.attention is None:
+        raise ServiceError(
+            f"model '{served.name}' ({served.card.arch}) has no attention maps; use a ViT model", 400
+        )
+    cfg = served.card.architecture
+    layers, heads = int(cfg["depth"]), int(cfg["heads"])
+    if head is not None and layer is None:
+        raise InvalidInput("`head` needs `layer`")
+    if layer is not None and layer >= layers:
+        raise InvalidInput(f"layer {layer} is out of range: the model has {layers} layers (0..{layers - 1})")
+    if head is not None and head >= heads:
+        raise InvalidInput(f"head {head} is out of range: the model has {heads} heads (0..{heads - 1})")
+
+    settings = runtime.settings
+    payload = await read_payload(request, settings, many=False)
+    with served.attention.expect(1):
+        xs = await runtime.run_cpu(decode_payload, payload, settings, False)
+    results = await run_batched(request, served.attention, xs, started, settings.request_timeout_s)
+    out, _ = results[0]
+    if format == "png":
+        if layer is None:
+            heat = out["rollout"]
+        elif head is None:
+            heat = out["attention_mean"][layer]
+        else:
+            heat = out["attention"][layer][head]
+        png = await runtime.run_cpu(overlay_png, xs[0], np.asarray(heat, dtype=np.float32), scale)
+        headers = {"X-Digit": str(out["digit"]), "X-Confidence": f"{out['confidence']:.6f}"}
+        return Response(png, media_type="image/png", headers=headers)
+    return JSONResponse(
+        {
+            "model": served.name,
+            **out,
+            "grid_size": int(cfg["image_size"]) // int(cfg["patch_size"]),
+            "patch_size": int(cfg["patch_size"]),
+            "layers": layers,
+            "heads": heads,
+            "input": xs[0].tolist(),
+            "timing": timing(results, started),
+        }
+    )

@@ -1,0 +1,73 @@
+"""Model cards and predictions: /v1/models, /v1/models/{name}/predict and /predict/batch."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+
+from ..deps import ArrivalDep, ModelDep, RuntimeDep, ServingModelDep, run_batched, timing
+from ..errors import Unavailable
+from ..inputs import BATCH_BODY, SINGLE_BODY, decode_payload, read_payload
+from ..openapi import errors
+from ..schemas import BatchResponse, ModelInfo, ModelList, PredictResponse
+
+router = APIRouter(prefix="/v1/models", tags=["models"])
+
+INFERENCE_ERRORS = errors(400, 404, 413, 415, 422, 503, 504)
+
+
+@router.get("", response_model=ModelList, responses=errors(503))
+async def list_models(runtime: RuntimeDep) -> JSONResponse:
+    """List the served models with their cards."""
+    if runtime.registry is None:
+        raise Unavailable("the service is starting: models are not loaded yet")
+    return JSONResponse({"models": [m.info() for m in runtime.models.values()]})
+
+
+@router.get("/{name}", response_model=ModelInfo, responses=errors(404, 503))
+async def get_model(served: ModelDep) -> JSONResponse:
+    """One model's card: architecture, parameters, accuracy, device."""
+    return JSONResponse(served.info())
+
+
+@router.post(
+    "/{name}/predict", response_model=PredictResponse, responses=INFERENCE_ERRORS, openapi_extra=SINGLE_BODY
+)
+async def predict(
+    request: Request,
+    served: ServingModelDep,
+    runtime: RuntimeDep,
+    started: ArrivalDep,
+    return_input: bool = Query(False, description="add the 28x28 preprocessed input the model saw"),
+) -> JSONResponse:
+    """Classify one digit image."""
+    settings = runtime.settings
+    payload = await read_payload(request, settings, many=False)
+    with served.predict.expect(1):
+        xs = await runtime.run_cpu(decode_payload, payload, settings, False)
+    results = await run_batched(request, served.predict, xs, started, settings.request_timeout_s)
+    out, _ = results[0]
+    body = {"model": served.name, **out, "timing": timing(results, started)}
+    if return_input:
+        body["input"] = xs[0].tolist()
+    return JSONResponse(body)
+
+
+@router.post(
+    "/{name}/predict/batch",
+    response_model=BatchResponse,
+    responses=INFERENCE_ERRORS,
+    openapi_extra=BATCH_BODY,
+)
+async def predict_batch(
+    request: Request, served: ServingModelDep, runtime: RuntimeDep, started: ArrivalDep
+) -> JSONResponse:
+    """Classify many digit images; answers in input order."""
+    settings = runtime.settings
+    payload = await read_payload(request, settings, many=True)
+    with served.predict.expect(payload.expected):
+        xs = await runtime.run_cpu(decode_payload, payload, settings, True)
+    results = await run_batched(request, served.predict, xs, started, settings.request_timeout_s)
+    return JSONResponse(
+        {"model": served.name, "predictions": [out for out, _ in results], "timing": timing(results, started)}
+    )

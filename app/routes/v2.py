@@ -1,0 +1,140 @@
+"""Open Inference Protocol v2 (KServe / Triton REST): metadata, readiness and inference."""
+
+from __future__ import annotations
+
+import numpy as np
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse, Response
+
+from .. import __version__
+from ..deps import ArrivalDep, ModelDep, RuntimeDep, ServingModelDep, run_batched
+from ..errors import ModelNotFound
+from ..openapi import errors, ref, request_body
+from ..registry import ServedModel
+from ..schemas import V2InferRequest, V2InferResponse, V2ModelMetadata, V2ModelReady, V2ServerMetadata
+from ..v2codec import HEADER_LENGTH, decompress, encode_response, parse_request
+
+router = APIRouter(prefix="/v2", tags=["v2 (Open Inference Protocol)"])
+
+INFER_BODY = request_body(
+    {
+        "application/json": ref(V2InferRequest),
+        "application/octet-stream": {"type": "string", "format": "binary"},
+    },
+    "JSON, or a JSON header followed by binary tensors (header length in Inference-Header-Content-Length)",
+)
+
+BINARY_RESPONSE = {
+    "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+    "description": "JSON, or a JSON header + binary tensors when binary outputs are asked for",
+}
+
+
+@router.get("", response_model=V2ServerMetadata)
+async def server_metadata() -> JSONResponse:
+    """Server name, version and protocol extensions."""
+    return JSONResponse({"name": "vit-digits", "version": __version__, "extensions": []})
+
+
+def _metadata(served: ServedModel) -> dict:
+    return {
+        "name": served.name,
+        "versions": ["1"],
+        "platform": f"pytorch_{served.card.arch}",
+        "inputs": [
+            {"name": "image", "datatype": "UINT8", "shape": [-1, 28, 28]},
+            {"name": "image", "datatype": "FP32", "shape": [-1, 1, 28, 28]},
+        ],
+        "outputs": [
+            {"name": "probabilities", "datatype": "FP32", "shape": [-1, 10]},
+            {"name": "digit", "datatype": "INT64", "shape": [-1]},
+        ],
+    }
+
+
+@router.get("/models/{name}", response_model=V2ModelMetadata, responses=errors(404, 503, v2=True))
+async def model_metadata(served: ModelDep) -> JSONResponse:
+    """Model metadata: input (UINT8 [N,28,28] or FP32 [N,1,28,28]) and outputs."""
+    return JSONResponse(_metadata(served))
+
+
+@router.get(
+    "/models/{name}/ready",
+    response_model=V2ModelReady,
+    responses={**errors(404, v2=True), 503: {"model": V2ModelReady, "description": "not ready"}},
+)
+async def model_ready(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
+    """Model readiness: 200 when it takes requests, else 503."""
+    ok = runtime.ready
+    return JSONResponse({"name": served.name, "ready": ok}, status_code=200 if ok else 503)
+
+
+@router.post(
+    "/models/{name}/infer",
+    response_model=V2InferResponse,
+    responses={**errors(400, 404, 413, 415, 503, 504, v2=True), 200: BINARY_RESPONSE},
+    openapi_extra=INFER_BODY,
+)  # fmt: skip
+async def infer(
+    request: Request, served: ServingModelDep, runtime: RuntimeDep, started: ArrivalDep
+) -> Response:
+    """Run inference on a batch of 28x28 images (white digit on black)."""
+    settings = runtime.settings
+    body = decompress(await request.body(), request.headers.get("content-encoding"), settings.max_body_bytes)
+    with served.predict.expect(1):
+        parsed = await runtime.run_cpu(
+            parse_request, body, request.headers.get(HEADER_LENGTH), settings.max_batch_images
+        )
+    results = await run_batched(
+        request, served.predict, list(parsed.images), started, settings.request_timeout_s
+    )
+    probabilities = np.asarray([out["probabilities"] for out, _ in results], dtype=np.float32)
+    payload, headers = encode_response(served.name, parsed, probabilities)
+    return Response(payload, headers=headers)
+
+
+# The same three under /versions/{version} (tritonclient's model_version="1"); there is one version.
+
+
+async def known_version(version: str) -> None:
+    if version != "1":
+        raise ModelNotFound(f"unknown version '{version}': each model has one version, '1'")
+
+
+VERSIONED: dict = {"dependencies": [Depends(known_version)]}
+
+
+@router.get(
+    "/models/{name}/versions/{version}",
+    response_model=V2ModelMetadata,
+    responses=errors(404, 503, v2=True),
+    **VERSIONED,
+)
+async def model_version_metadata(served: ModelDep) -> JSONResponse:
+    """Model metadata (version 1)."""
+    return await model_metadata(served)
+
+
+@router.get(
+    "/models/{name}/versions/{version}/ready",
+    response_model=V2ModelReady,
+    responses={**errors(404, v2=True), 503: {"model": V2ModelReady, "description": "not ready"}},
+    **VERSIONED,
+)
+async def model_version_ready(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
+    """Model readiness (version 1)."""
+    return await model_ready(served, runtime)
+
+
+@router.post(
+    "/models/{name}/versions/{version}/infer",
+    response_model=V2InferResponse,
+    responses={**errors(400, 404, 413, 415, 503, 504, v2=True), 200: BINARY_RESPONSE},
+    openapi_extra=INFER_BODY,
+    **VERSIONED,
+)
+async def version_infer(
+    request: Request, served: ServingModelDep, runtime: RuntimeDep, started: ArrivalDep
+) -> Response:
+    """Run inference (version 1)."""
+    return await infer(request, served, runtime, started)

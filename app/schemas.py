@@ -1,0 +1,204 @@
+"""Request and response models: they document every body in /docs (OpenAPI)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Row = list[float]
+Image28 = list[Row]
+
+
+class ErrorDetail(BaseModel):
+    detail: str | list[dict[str, Any]] = Field(description="what was wrong")
+
+
+class V2Error(BaseModel):
+    error: str
+
+
+# ---------------------------------------------------------------------------------------- health
+
+
+class Health(BaseModel):
+    status: Literal["ok", "starting", "draining"]
+    ready: bool
+    device: str
+    models: list[str]
+
+
+class Live(BaseModel):
+    live: bool
+
+
+class Ready(BaseModel):
+    ready: bool
+
+
+class Noop(BaseModel):
+    ok: bool
+
+
+# ---------------------------------------------------------------------------------------- models
+
+
+class PreprocessingInfo(BaseModel):
+    image_size: int
+    mean: float
+    std: float
+
+
+class ModelInfo(BaseModel):
+    name: str
+    arch: Literal["vit", "cnn"]
+    preset: str
+    num_params: int
+    labels: list[str]
+    metrics: dict[str, float]
+    architecture: dict[str, Any]
+    preprocessing: PreprocessingInfo
+    device: str
+    supports_attention: bool
+    dataset: dict[str, Any]
+    training: dict[str, Any]
+    weights_sha256: str
+    created_at: str
+
+
+class ModelList(BaseModel):
+    models: list[ModelInfo]
+
+
+# ------------------------------------------------------------------------------------ inference
+
+
+class ImageJSON(BaseModel):
+    """One image, base64 encoded (PNG, JPEG, WebP, BMP or GIF; a data: URL prefix is allowed)."""
+
+    model_config = ConfigDict(extra="forbid")
+    image: str = Field(min_length=1)
+
+
+class PixelsJSON(BaseModel):
+    """28 rows of 28 numbers 0-255, white digit on black, used as-is."""
+
+    model_config = ConfigDict(extra="forbid")
+    pixels: list[list[float]] = Field(min_length=28, max_length=28)
+
+
+class BatchImagesJSON(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    images: list[str] = Field(min_length=1)
+
+
+class BatchPixelsJSON(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    pixels: list[Image28] = Field(min_length=1)
+
+
+class Timing(BaseModel):
+    queue_ms: float = Field(description="waiting in the batch queue")
+    compute_ms: float = Field(description="the forward pass of the batch this image ran in")
+    total_ms: float = Field(description="from request arrival to the answer, body reading included")
+    batch_size: int = Field(description="images in that forward pass")
+
+
+class Prediction(BaseModel):
+    digit: int
+    label: str
+    confidence: float
+    probabilities: list[float] = Field(min_length=10, max_length=10)
+
+
+class PredictResponse(Prediction):
+    model: str
+    timing: Timing
+    input: Image28 | None = Field(None, description="with ?return_input=true: the 28x28 image the model saw")
+
+
+class BatchResponse(BaseModel):
+    model: str
+    predictions: list[Prediction]
+    timing: Timing
+
+
+class AttentionResponse(Prediction):
+    model: str
+    grid_size: int
+    patch_size: int
+    layers: int
+    heads: int
+    attention: list[list[list[float]]] = Field(
+        description="[layer][head][grid*grid]: CLS row over the patches"
+    )
+    cls_attention: list[list[float]] = Field(
+        description="[layer][head]: the CLS->CLS entry; with the patch row it sums to 1"
+    )
+    attention_mean: list[list[float]] = Field(description="[layer][grid*grid]: head mean")
+    rollout: list[float] = Field(description="[grid*grid] attention rollout, sums to 1")
+    input: Image28
+    timing: Timing
+
+
+# -------------------------------------------------------------------------- Open Inference v2
+
+
+class V2ServerMetadata(BaseModel):
+    name: str
+    version: str
+    extensions: list[str]
+
+
+class V2TensorMetadata(BaseModel):
+    name: str
+    datatype: str
+    shape: list[int]
+
+
+class V2ModelMetadata(BaseModel):
+    name: str
+    versions: list[str]
+    platform: str
+    inputs: list[V2TensorMetadata]
+    outputs: list[V2TensorMetadata]
+
+
+class V2ModelReady(BaseModel):
+    name: str
+    ready: bool
+
+
+class V2InferInput(BaseModel):
+    name: str
+    shape: list[int]
+    datatype: str
+    parameters: dict[str, Any] | None = None
+    data: list[Any] | None = Field(None, description="flat or nested; absent with the binary extension")
+
+
+class V2RequestedOutput(BaseModel):
+    name: str
+    parameters: dict[str, Any] | None = None
+
+
+class V2InferRequest(BaseModel):
+    id: str | None = None
+    parameters: dict[str, Any] | None = None
+    inputs: list[V2InferInput] = Field(min_length=1, max_length=1)
+    outputs: list[V2RequestedOutput] | None = None
+
+
+class V2InferOutput(BaseModel):
+    name: str
+    datatype: str
+    shape: list[int]
+    parameters: dict[str, Any] | None = None
+    data: list[float] | list[int] | None = None
+
+
+class V2InferResponse(BaseModel):
+    model_name: str
+    model_version: str | None = None
+    id: str | None = None
+    outputs: list[V2InferOutput]

@@ -1,0 +1,57 @@
+"""Service settings, read from environment variables (names as in docs/api-contract.md)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from model_store import DEFAULT_STORE_DIR
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore")
+
+    model_store_dir: Path = Field(
+        DEFAULT_STORE_DIR, description="directory with one checkpoint dir per model"
+    )
+    device: str = Field("auto", pattern=r"^(auto|cpu|cuda(:\d+)?)$", description="auto, cpu, cuda or cuda:N")
+    amp: Literal["off", "bf16", "fp16"] = Field("off", description="autocast dtype on GPU (ignored on CPU)")
+    torch_threads: int = Field(0, ge=0, description="intra-op threads on CPU; 0 = half the cores")
+    jit: bool = Field(True, description="serve predictions from a TorchScript trace (eager on failure)")
+
+    max_batch_size: int = Field(32, ge=1, le=4096)
+    max_wait_ms: float = Field(2.0, ge=0, le=1000)
+    # Wait up to max_wait_ms only while more requests are known to be on their way (being read or
+    # preprocessed); an idle server answers a lone request at once. False: always wait max_wait_ms.
+    adaptive_wait: bool = True
+    max_queue_size: int = Field(256, ge=1)
+    max_body_bytes: int = Field(5 * 1024 * 1024, ge=1024)
+    max_batch_images: int = Field(64, ge=1)
+    max_image_pixels: int = Field(25_000_000, ge=784)
+    request_timeout_s: float = Field(10.0, gt=0)
+    shutdown_grace_s: float = Field(10.0, ge=0)
+    warmup: bool = True
+
+    cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    log_level: str = "info"
+
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _split_origins(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [o.strip() for o in value.split(",") if o.strip()]
+        return value
+
+    @field_validator("log_level")
+    @classmethod
+    def _upper_level(cls, value: str) -> str:
+        return value.upper()
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,194 @@
+"""Open Inference Protocol v2 (KServe / Triton REST): request parsing and response encoding.
+
+Inputs: one tensor ``image``, UINT8 [N, 28, 28] (0-255) or FP32 [N, 1, 28, 28] (0-1), white digit on
+black, data flat or nested in JSON, or raw little-endian bytes after the JSON header (Triton's
+binary tensor extension, ``Inference-Header-Content-Length``). Outputs: ``probabilities`` FP32
+[N, 10] and ``digit`` INT64 [N], as JSON data or binary (per output ``binary_data`` or the request's
+``binary_data_output``). Errors raise ServiceError; the handlers render them as {"error"}.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from .errors import PayloadTooLarge, ServiceError
+from .schemas import V2InferRequest
+
+INPUT_NAME = "image"
+INPUT_SPECS = {"UINT8": ([28, 28], np.dtype("<u1")), "FP32": ([1, 28, 28], np.dtype("<f4"))}
+OUTPUTS = {"probabilities": "FP32", "digit": "INT64"}
+HEADER_LENGTH = "inference-header-content-length"
+
+
+class V2Error(ServiceError):
+    status_code = 400
+
+
+@dataclass
+class ParsedRequest:
+    images: np.ndarray  # (N, 28, 28) float32 0..1
+    id: str | None
+    outputs: list[tuple[str, bool]]  # (name, binary)
+
+
+def decompress(body: bytes, encoding: str | None, limit: int) -> bytes:
+    """Undo Content-Encoding gzip/deflate, never inflating past ``limit`` bytes."""
+    if not encoding or encoding == "identity":
+        return body
+    wbits = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}.get(encoding.lower())
+    if wbits is None:
+        raise V2Error(f"Content-Encoding {encoding!r} is not supported (gzip, deflate)", 415)
+    inflater = zlib.decompressobj(wbits)
+    try:
+        out = inflater.decompress(body, limit + 1)
+    except zlib.error as exc:
+        raise V2Error(f"body is not valid {encoding} data: {exc}") from None
+    if len(out) > limit:
+        raise PayloadTooLarge(f"decompressed body exceeds the limit of {limit} bytes")
+    return out
+
+
+def parse_request(body: bytes, header_length: str | None, max_images: int) -> ParsedRequest:
+    header, binary = _split(body, header_length)
+    try:
+        obj = json.loads(header)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise V2Error(f"request is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise V2Error("request is not valid JSON: nested too deeply") from None
+    try:
+        req = V2InferRequest.model_validate(obj)
+    except ValidationError as exc:
+        msgs = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors())
+        raise V2Error(f"invalid inference request: {msgs}") from None
+    tensor = req.inputs[0]
+    if tensor.name != INPUT_NAME:
+        raise V2Error(f"unknown input '{tensor.name}': this model takes one input named '{INPUT_NAME}'")
+    spec = INPUT_SPECS.get(tensor.datatype)
+    if spec is None:
+        raise V2Error(f"input '{INPUT_NAME}' datatype {tensor.datatype} is not supported: use UINT8 or FP32")
+    tail, dtype = spec
+    shape = tensor.shape
+    if len(shape) != len(tail) + 1 or shape[1:] != tail:
+        want = "[N,28,28]" if tensor.datatype == "UINT8" else "[N,1,28,28]"
+        raise V2Error(f"input '{INPUT_NAME}' {tensor.datatype} must have shape {want}, got {shape}")
+    n = shape[0]
+    if n < 1:
+        raise V2Error(f"input '{INPUT_NAME}' has batch size {n}: need at least 1")
+    if n > max_images:
+        raise PayloadTooLarge(f"batch of {n} images: at most {max_images} per request")
+    count = n * 28 * 28
+    params = tensor.parameters or {}
+    if "binary_data_size" in params:
+        arr = _binary_tensor(binary, params["binary_data_size"], count, dtype, header_length)
+    else:
+        if binary:
+            raise V2Error("binary data follows the JSON header but no input declares binary_data_size")
+        arr = _json_tensor(tensor.data, count, tensor.datatype)
+    images = arr.reshape(n, 28, 28).astype(np.float32)
+    if tensor.datatype == "UINT8":
+        images /= 255.0
+    else:
+        np.clip(images, 0.0, 1.0, out=images)  # tolerate rounding just outside 0..1
+    return ParsedRequest(images=images, id=req.id, outputs=_outputs(req))
+
+
+def _split(body: bytes, header_length: str | None) -> tuple[bytes, bytes]:
+    if header_length is None:
+        return body, b""
+    try:
+        n = int(header_length)
+    except ValueError:
+        raise V2Error(f"Inference-Header-Content-Length is not a number: {header_length!r}") from None
+    if not 0 < n <= len(body):
+        raise V2Error(f"Inference-Header-Content-Length {n} does not fit a body of {len(body)} bytes")
+    return body[:n], body[n:]
+
+
+def _binary_tensor(
+    binary: bytes, size: Any, count: int, dtype: np.dtype, header_length: str | None
+) -> np.ndarray:
+    if header_length is None:
+        raise V2Error("binary_data_size given without the Inference-Header-Content-Length header")
+    if not isinstance(size, int) or isinstance(size, bool) or size != count * dtype.itemsize:
+        raise V2Error(f"binary_data_size must be {count * dtype.itemsize} bytes for this shape, got {size!r}")
+    if len(binary) != size:
+        raise V2Error(f"expected {size} bytes of binary tensor data, got {len(binary)}")
+    arr = np.frombuffer(binary, dtype=dtype)
+    if dtype.kind == "f" and not np.isfinite(arr).all():
+        raise V2Error("FP32 input must be finite")
+    return arr
+
+
+def _json_tensor(data: list[Any] | None, count: int, datatype: str) -> np.ndarray:
+    if data is None:
+        raise V2Error(f"input '{INPUT_NAME}' has no data")
+    try:
+        arr = np.asarray(data, dtype=np.float64).ravel()
+    except (ValueError, TypeError):
+        raise V2Error(f"input '{INPUT_NAME}' data must be numbers (flat, or nested to the shape)") from None
+    if arr.size != count:
+        raise V2Error(f"input '{INPUT_NAME}' has {arr.size} values; its shape needs {count}")
+    if not np.isfinite(arr).all():
+        raise V2Error(f"input '{INPUT_NAME}' data must be finite numbers")
+    if datatype == "UINT8":
+        if arr.min() < 0 or arr.max() > 255 or not np.array_equal(arr, np.round(arr)):
+            raise V2Error("UINT8 data must be whole numbers 0..255")
+    elif arr.min() < -1e-3 or arr.max() > 1 + 1e-3:
+        raise V2Error("FP32 data must be in 0..1 (white digit on black)")
+    return arr
+
+
+def _outputs(req: V2InferRequest) -> list[tuple[str, bool]]:
+    default_binary = bool((req.parameters or {}).get("binary_data_output", False))
+    if not req.outputs:
+        return [(name, default_binary) for name in OUTPUTS]
+    chosen = []
+    for out in req.outputs:
+        if out.name not in OUTPUTS:
+            raise V2Error(f"unknown output '{out.name}': outputs are {', '.join(OUTPUTS)}")
+        chosen.append((out.name, bool((out.parameters or {}).get("binary_data", default_binary))))
+    return chosen
+
+
+def encode_response(
+    model: str, parsed: ParsedRequest, probabilities: np.ndarray
+) -> tuple[bytes, dict[str, str]]:
+    """-> (body, headers). JSON only, or JSON header + binary tensors (Triton's extension)."""
+    n = len(probabilities)
+    tensors = {
+        "probabilities": probabilities.astype("<f4"),
+        "digit": probabilities.argmax(axis=1).astype("<i8"),
+    }
+    outputs, blobs = [], []
+    for name, binary in parsed.outputs:
+        arr = tensors[name]
+        entry: dict[str, Any] = {
+            "name": name,
+            "datatype": OUTPUTS[name],
+            "shape": [n, 10] if arr.ndim == 2 else [n],
+        }
+        if binary:
+            blob = arr.tobytes()
+            entry["parameters"] = {"binary_data_size": len(blob)}
+            blobs.append(blob)
+        else:
+            entry["data"] = arr.ravel().tolist()
+        outputs.append(entry)
+    doc: dict[str, Any] = {"model_name": model, "model_version": "1", "outputs": outputs}
+    if parsed.id is not None:
+        doc["id"] = parsed.id
+    header = json.dumps(doc).encode()
+    if not blobs:
+        return header, {"content-type": "application/json"}
+    headers = {
+        "content-type": "application/octet-stream",
+        "Inference-Header-Content-Length": str(len(header)),
+    }
+    return header + b"".join(blobs), headers

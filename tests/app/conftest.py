@@ -1,0 +1,185 @@
+"""Fixtures for the service tests: a tiny model store with random weights, apps and clients."""
+
+from __future__ import annotations
+
+import io
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+import torch
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from PIL import Image
+
+from app.main import create_app
+from app.settings import Settings
+from model_store import ModelCard, Preprocessing, create_model, save_checkpoint
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+VIT = "vit-test"
+CNN = "cnn-test"
+
+
+def _save(preset: str, name: str, root: Path, seed: int) -> None:
+    torch.manual_seed(seed)
+    model = create_model(preset)
+    if preset.startswith("vit"):
+        torch.nn.init.normal_(model.head.weight, std=0.5)  # the zero-init head would predict uniformly
+    cfg = model.cfg
+    card = ModelCard(
+        name=name,
+        preset=preset,
+        architecture=cfg.to_dict(),
+        num_params=0,
+        labels=[str(i) for i in range(10)],
+        dataset={"name": "mnist", "train_images": 0, "val_images": 0, "test_images": 0},
+        preprocessing=Preprocessing(image_size=cfg.image_size),
+        metrics={"test_accuracy": 0.1, "test_loss": 2.3},
+        training={"command": "tests/app/conftest.py", "seed": seed, "note": "random weights, not trained"},
+    )
+    save_checkpoint(model.eval(), card, root / name)
+
+
+@pytest.fixture(scope="session")
+def test_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A model store with an untrained small ViT and CNN (random but fixed weights)."""
+    root = tmp_path_factory.mktemp("store")
+    _save("vit-mnist-tiny", VIT, root, seed=1)
+    _save("cnn-baseline", CNN, root, seed=2)
+    return root
+
+
+def make_settings(store: Path, **overrides: object) -> Settings:
+    values: dict = {"model_store_dir": store, "device": "cpu", "torch_threads": 1, "log_level": "warning"}
+    values.update(overrides)
+    return Settings(**values)
+
+
+@pytest.fixture(scope="session")
+def client(test_store: Path) -> Iterator[TestClient]:
+    """One app on the test store for the whole session (lifespan run: models loaded)."""
+    with TestClient(create_app(make_settings(test_store))) as c:
+        yield c
+
+
+@pytest.fixture
+def make_client(test_store: Path) -> Iterator[Callable[..., TestClient]]:
+    """Build a client for an app with custom settings; closed (lifespan shutdown) at teardown."""
+    clients: list[TestClient] = []
+
+    def make(store: Path | None = None, **overrides: object) -> TestClient:
+        c = TestClient(create_app(make_settings(store or test_store, **overrides)))
+        c.__enter__()
+        clients.append(c)
+        return c
+
+    yield make
+    for c in clients:
+        c.__exit__(None, None, None)
+
+
+@asynccontextmanager
+async def running(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    """Run the app's lifespan in the current event loop and give an async client on it."""
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test", timeout=60) as c:
+            yield c
+
+
+# ------------------------------------------------------------------------------------- images
+
+
+def png_bytes(
+    image: np.ndarray | Image.Image, mode: str | None = None, fmt: str = "PNG", **save: object
+) -> bytes:
+    """Encode an array (or a Pillow image) as PNG, or as ``fmt``."""
+    img = image if isinstance(image, Image.Image) else Image.fromarray(image, mode)
+    buf = io.BytesIO()
+    img.save(buf, fmt, **save)
+    return buf.getvalue()
+
+
+@pytest.fixture(scope="session")
+def digits(mnist_test) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-untyped-def]
+    """12 real MNIST test digits (uint8 (12, 28, 28)) and their labels."""
+    images, labels = mnist_test
+    return images[:12, 0].numpy(), labels[:12].numpy()
+
+
+def reference_probabilities(store: Path, name: str, images_u8: np.ndarray) -> np.ndarray:
+    """The model called in-process, outside the service: (N, 10) softmax probabilities."""
+    from model_store import ModelStore
+
+    model, card = ModelStore(store).load(name, "cpu")
+    x = torch.from_numpy(images_u8.astype(np.float32) / 255.0).unsqueeze(1)
+    x = (x - card.preprocessing.mean) / card.preprocessing.std
+    with torch.inference_mode():
+        return torch.softmax(model(x).float(), dim=-1).numpy()
+
+
+# ------------------------------------------------------------------------------- real servers
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, proc: subprocess.Popen, port: int, log_path: Path):
+        self.proc = proc
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        self.log_path = log_path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+@pytest.fixture
+def start_server(tmp_path: Path, test_store: Path) -> Iterator[Callable[..., Server]]:
+    """Start ``uvicorn app.main:app`` on a free loopback port; wait until /v2/health/ready."""
+    servers: list[Server] = []
+
+    def start(store: Path | None = None, uvicorn_args: tuple[str, ...] = (), **env: str) -> Server:
+        port = free_port()
+        log_path = tmp_path / f"uvicorn-{port}.log"
+        environ = {**os.environ, "MODEL_STORE_DIR": str(store or test_store), "DEVICE": "cpu", **env}
+        cmd = [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port),
+               "--workers", "1", "--no-access-log", *uvicorn_args]  # fmt: skip
+        with open(log_path, "wb") as out:
+            proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=environ, stdout=out, stderr=subprocess.STDOUT)
+        server = Server(proc, port, log_path)
+        servers.append(server)
+        until = time.monotonic() + 60
+        while time.monotonic() < until:
+            if proc.poll() is not None:
+                raise RuntimeError(f"uvicorn exited with {proc.returncode}:\n{server.log()}")
+            try:
+                if httpx.get(f"{server.url}/v2/health/ready", timeout=1).status_code == 200:
+                    return server
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"uvicorn did not become ready:\n{server.log()}")
+
+    yield start
+    for s in servers:
+        if s.proc.poll() is None:
+            s.proc.terminate()
+            try:
+                s.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                s.proc.kill()
+                s.proc.wait()

@@ -1,0 +1,181 @@
+"""Bad input gets a clear JSON error with the right status, never a 500, and hurts nobody else."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+
+import numpy as np
+import pytest
+
+from app.main import create_app
+
+from .conftest import CNN, VIT, make_settings, png_bytes, running
+from .test_preprocess import png_declaring
+
+PREDICT = f"/v1/models/{VIT}/predict"
+
+
+def raw(data: bytes, ctype: str = "image/png") -> dict:
+    return {"content": data, "headers": {"content-type": ctype}}
+
+
+def check(r, status: int, *words: str) -> None:  # type: ignore[no-untyped-def]
+    assert r.status_code == status, r.text
+    assert r.headers["content-type"].startswith("application/json")
+    detail = r.json()["detail"]
+    text = str(detail).lower()
+    for w in words:
+        assert w.lower() in text, (w, detail)
+
+
+def test_not_an_image_truncated_and_unsupported(client, digits):
+    png = png_bytes(np.kron(digits[0][0], np.ones((4, 4), np.uint8)))
+    check(client.post(PREDICT, **raw(b"definitely not a png")), 400, "not an image")
+    check(client.post(PREDICT, **raw(png[: len(png) // 2])), 400, "truncated")
+    check(client.post(PREDICT, files={"file": ("x.png", b"GIF89a nope", "image/gif")}), 400)
+    check(client.post(PREDICT, json={"image": base64.b64encode(b"nope").decode()}), 400, "not an image")
+    check(client.post(PREDICT, json={"image": "***"}), 400, "base64")
+    check(client.post(PREDICT, **raw(png, "text/plain")), 415, "text/plain")
+    check(client.post(PREDICT, **raw(png, "image/tiff")), 415, "image/tiff")
+    check(client.post(PREDICT, **raw(png_bytes(digits[0][0], fmt="TIFF"), "image/png")), 415, "TIFF")
+    check(client.post(PREDICT, content=png), 415)  # no content type at all
+    check(client.post(PREDICT, data={"a": "b"}), 415, "x-www-form-urlencoded")
+
+
+def test_bad_json_and_fields_are_422(client):
+    check(client.post(PREDICT, **raw(b"{not json", "application/json")), 422, "JSON")
+    check(client.post(PREDICT, json=[1, 2]), 422, "object")
+    check(client.post(PREDICT, json={}), 422, "exactly one")
+    check(client.post(PREDICT, json={"image": "aGk=", "pixels": []}), 422, "exactly one")
+    check(client.post(PREDICT, json={"img": "aGk="}), 422, "unknown field")
+    check(client.post(PREDICT, json={"image": 5}), 422, "base64 string")
+    check(client.post(PREDICT, json={"pixels": [[0] * 28] * 27}), 422, "shape")
+    check(client.post(PREDICT, json={"pixels": [[0] * 28] * 27 + [[0] * 27]}), 422, "28 rows")
+    check(client.post(PREDICT, json={"pixels": [[256] * 28] * 28}), 422, "0..255")
+    check(client.post(PREDICT, **raw(b'{"pixels": [[NaN]]}', "application/json")), 422)
+    deep = b'{"pixels": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"  # beyond Python's recursion limit
+    check(client.post(PREDICT, **raw(deep, "application/json")), 422, "JSON")
+    r = client.post(f"/v2/models/{VIT}/infer", content=deep)
+    assert r.status_code == 400 and "JSON" in r.json()["error"]
+    check(client.post(PREDICT, files={"image": ("x.png", b"x", "image/png")}), 422, "`file` is missing")
+    check(client.post(PREDICT, files={"file": (None, "text value")}), 422, "must be a file")
+
+
+def test_empty_canvas_is_422(client):
+    check(client.post(PREDICT, **raw(png_bytes(np.zeros((280, 280), np.uint8)))), 422, "no ink")
+    check(client.post(PREDICT, **raw(png_bytes(np.full((280, 280), 255, np.uint8)))), 422, "no ink")
+    check(client.post(PREDICT, json={"pixels": [[0] * 28] * 28}), 422, "no ink")
+
+
+def test_unknown_model_is_404(client):
+    check(client.get("/v1/models/nope"), 404, "nope")
+    check(client.post("/v1/models/nope/predict", json={"pixels": [[0] * 28] * 28}), 404, "unknown model")
+    r = client.post("/v2/models/nope/infer", json={})
+    assert r.status_code == 404 and "nope" in r.json()["error"]
+
+
+def test_body_over_the_limit_is_413_declared_or_streamed(test_store):
+    app = create_app(make_settings(test_store, max_body_bytes=64 * 1024))
+    big = b"\x89PNG" + b"\0" * (200 * 1024)
+    sent = 0
+
+    async def chunks():  # no Content-Length: chunked transfer, cut off once over the limit
+        nonlocal sent
+        for _ in range(10_000):
+            sent += 16 * 1024
+            yield b"\0" * (16 * 1024)
+
+    async def main() -> list:
+        async with running(app) as c:
+            return [
+                await c.post(PREDICT, **raw(big)),
+                await c.post(PREDICT, content=chunks(), headers={"content-type": "image/png"}),
+                await c.post(f"/v2/models/{VIT}/infer", content=big),
+                await c.post(f"/v1/models/{VIT}/predict/batch", files={"files": ("a.png", big, "image/png")}),
+            ]
+
+    declared, streamed, v2, multipart = asyncio.run(main())
+    check(declared, 413, "limit")
+    check(streamed, 413, "limit")
+    assert sent < 1024 * 1024  # reading stopped early: nowhere near the 160 MB offered
+    assert v2.status_code == 413 and "limit" in v2.json()["error"]
+    check(multipart, 413, "limit")
+
+
+def test_decompression_bombs_are_413(client, make_client):
+    check(client.post(PREDICT, **raw(png_declaring(20000, 20000))), 413, "pixels")
+    small_limit = make_client(max_image_pixels=100_000)
+    check(small_limit.post(PREDICT, **raw(png_bytes(np.zeros((400, 400), np.uint8)))), 413, "limit")
+
+
+def test_batch_over_the_limit_is_413(make_client, digits):
+    c = make_client(max_batch_images=4)
+    u8 = digits[0][0]
+    check(c.post(f"/v1/models/{VIT}/predict/batch", json={"pixels": [u8.tolist()] * 5}), 413, "at most 4")
+    check(c.post(f"/v1/models/{VIT}/predict/batch", json={"images": ["aGk="] * 5}), 413, "at most 4")
+    files = [("files", (f"{i}.png", png_bytes(u8), "image/png")) for i in range(6)]
+    check(c.post(f"/v1/models/{VIT}/predict/batch", files=files), 413, "at most 4")
+    ok = c.post(f"/v1/models/{VIT}/predict/batch", json={"pixels": [u8.tolist()] * 4})
+    assert ok.status_code == 200 and len(ok.json()["predictions"]) == 4
+    r = c.post(f"/v2/models/{VIT}/infer", json={"inputs": [{"name": "image", "datatype": "UINT8",
+               "shape": [5, 28, 28], "data": [0] * (5 * 784)}]})  # fmt: skip
+    assert r.status_code == 413 and "at most 4" in r.json()["error"]
+
+
+def test_batch_errors_name_the_bad_image(client, digits):
+    u8 = digits[0][0]
+    r = client.post(
+        f"/v1/models/{VIT}/predict/batch", json={"images": [base64.b64encode(png_bytes(u8)).decode(), "eA=="]}
+    )
+    check(r, 400, "image 1")
+    check(client.post(f"/v1/models/{VIT}/predict/batch", json={"images": []}), 422, "non-empty")
+    check(client.post(f"/v1/models/{VIT}/predict/batch", **raw(png_bytes(u8))), 415, "multipart")
+
+
+def test_cnn_has_no_attention(client, digits):
+    r = client.post(f"/v1/models/{CNN}/attention", json={"pixels": digits[0][0].tolist()})
+    check(r, 400)
+    assert r.json() == {"detail": f"model '{CNN}' (cnn) has no attention maps; use a ViT model"}
+
+
+def test_query_validation_is_422(client, digits):
+    body = {"json": {"pixels": digits[0][0].tolist()}}
+    check(client.post(f"/v1/models/{VIT}/attention?format=gif", **body), 422)
+    check(client.post(f"/v1/models/{VIT}/attention?format=png&layer=99", **body), 422, "out of range")
+    check(client.post(f"/v1/models/{VIT}/attention?format=png&head=1", **body), 422, "needs `layer`")
+    check(client.post(f"/v1/models/{VIT}/predict?return_input=maybe", **body), 422)
+
+
+def test_bad_requests_do_not_affect_good_ones_in_the_same_batches(test_store, mnist_test):
+    images = mnist_test[0][:16, 0].numpy()
+    app = create_app(make_settings(test_store, max_batch_size=8, max_wait_ms=20))
+    bad = [raw(b"garbage"), {"json": {"pixels": [[1e9] * 28] * 28}}, raw(png_declaring(20000, 20000)),
+           {"json": {"image": "!!"}}, raw(b"x", "text/html")]  # fmt: skip
+
+    async def main() -> tuple[list, list]:
+        async with running(app) as c:
+            good = [c.post(PREDICT, json={"pixels": u8.tolist()}) for u8 in images]
+            evil = [c.post(PREDICT, **kw) for kw in bad * 3]
+            results = await asyncio.gather(*good, *evil)
+            return results[: len(good)], results[len(good) :]
+
+    good, evil = asyncio.run(main())
+    assert all(r.status_code == 200 for r in good)
+    singles = []
+    with_client = create_app(make_settings(test_store))
+
+    async def one_by_one() -> None:
+        async with running(with_client) as c:
+            for u8 in images:
+                singles.append((await c.post(PREDICT, json={"pixels": u8.tolist()})).json()["probabilities"])
+
+    asyncio.run(one_by_one())
+    assert np.allclose([r.json()["probabilities"] for r in good], singles, atol=1e-5)
+    assert all(400 <= r.status_code < 500 for r in evil), [r.status_code for r in evil]
+
+
+@pytest.mark.parametrize("path", ["/v1/models/x/predict", "/nope", "/v2/models/x/infer"])
+def test_unknown_routes_and_methods_are_json(client, path):
+    r = client.delete(path)
+    assert r.status_code in (404, 405) and r.headers["content-type"].startswith("application/json")

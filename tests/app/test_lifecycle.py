@@ -1,0 +1,143 @@
+"""Startup, readiness, draining, SIGTERM, metrics, the page and the OpenAPI document."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+
+import pytest
+import torch
+from fastapi.testclient import TestClient
+
+from app.main import create_app
+
+from .conftest import CNN, VIT, make_settings, running
+
+PIXELS = {"pixels": [[0] * 10 + [255] * 8 + [0] * 10] * 28}
+
+
+def test_creating_the_app_loads_nothing_and_it_is_not_ready_before_the_lifespan(test_store):
+    app = create_app(make_settings(test_store))
+    assert app.state.runtime.registry is None
+    client = TestClient(app)  # no context manager: the lifespan does not run
+    r = client.get("/v2/health/ready")
+    assert r.status_code == 503 and r.json() == {"ready": False}
+    health = client.get("/health").json()
+    assert health == {"status": "starting", "ready": False, "device": "cpu", "models": []}
+    assert client.get("/v2/health/live").json() == {"live": True}
+    r = client.post(f"/v1/models/{VIT}/predict", json=PIXELS)
+    assert r.status_code == 503 and r.headers["retry-after"] and "starting" in r.json()["detail"]
+    assert client.get("/v1/models").status_code == 503
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU-only fallback")
+def test_startup_on_a_cpu_only_machine(test_store):
+    for device in ("auto", "cpu"):
+        with TestClient(create_app(make_settings(test_store, device=device))) as c:
+            health = c.get("/health").json()
+            assert health == {"status": "ok", "ready": True, "device": "cpu", "models": [CNN, VIT]}
+            assert c.get(f"/v1/models/{VIT}").json()["device"] == "cpu"
+            assert c.post(f"/v1/models/{VIT}/predict", json=PIXELS).status_code == 200
+    with pytest.raises(RuntimeError, match="CUDA is not available"):
+        with TestClient(create_app(make_settings(test_store, device="cuda"))):
+            pass
+
+
+def test_an_empty_store_starts_with_no_models(tmp_path):
+    with TestClient(create_app(make_settings(tmp_path))) as c:
+        assert c.get("/health").json()["models"] == []
+        assert c.get("/v1/models").json() == {"models": []}
+        assert c.post("/v1/models/vit-mnist/predict", json=PIXELS).status_code == 404
+
+
+def test_draining_refuses_inference_but_still_describes(make_client):
+    c = make_client()
+    runtime = c.app.state.runtime
+    runtime.status = "draining"
+    assert c.get("/v2/health/ready").status_code == 503
+    assert c.get("/health").json()["status"] == "draining"
+    r = c.post(f"/v1/models/{VIT}/predict", json=PIXELS)
+    assert r.status_code == 503 and "shutting down" in r.json()["detail"] and r.headers["retry-after"]
+    r = c.post(f"/v2/models/{VIT}/infer", json={})
+    assert r.status_code == 503 and "shutting down" in r.json()["error"]
+    assert c.get(f"/v2/models/{VIT}/ready").status_code == 503
+    assert c.get(f"/v1/models/{VIT}").status_code == 200
+    runtime.status = "ok"
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="needs the main thread")
+def test_sigterm_turns_readiness_off_first_then_reaches_the_server(test_store):
+    """Under uvicorn the lifespan finds uvicorn's SIGTERM handler; ours runs first, then calls it."""
+    received = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: received.append(signum))
+    app = create_app(make_settings(test_store))
+
+    async def main() -> None:
+        async with running(app) as c:
+            assert (await c.get("/v2/health/ready")).status_code == 200
+            os.kill(os.getpid(), signal.SIGTERM)
+            await asyncio.sleep(0.05)
+            assert received == [signal.SIGTERM]  # the server's handler still runs
+            assert (await c.get("/v2/health/ready")).status_code == 503
+            assert (await c.post(f"/v1/models/{VIT}/predict", json=PIXELS)).status_code == 503
+
+    try:
+        asyncio.run(main())
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def test_metrics_have_the_contract_names_per_app(test_store):
+    apps = [create_app(make_settings(test_store)), create_app(make_settings(test_store))]  # no collisions
+    with TestClient(apps[0]) as c:
+        assert c.post(f"/v1/models/{VIT}/predict", json=PIXELS).status_code == 200
+        assert c.post("/v1/models/nope/predict", json=PIXELS).status_code == 404
+        text = c.get("/metrics").text
+    for line in (
+        'vit_digits_requests_total{method="POST",route="/v1/models/{name}/predict",status="200"} 1.0',
+        'vit_digits_requests_total{method="POST",route="/v1/models/{name}/predict",status="404"} 1.0',
+        f'vit_digits_queue_seconds_count{{model="{VIT}"}} 1.0',
+        f'vit_digits_compute_seconds_count{{model="{VIT}"}} 1.0',
+        f'vit_digits_batch_size_count{{model="{VIT}"}} 1.0',
+        f'vit_digits_pending_requests{{model="{VIT}"}} 0.0',
+        f'vit_digits_inference_count_total{{model="{VIT}"}} 1.0',
+        f'vit_digits_execution_count_total{{model="{VIT}"}} 1.0',
+        'vit_digits_request_seconds_count{route="/v1/models/{name}/predict"}',
+    ):
+        assert line in text, line
+    with TestClient(apps[1]) as c:
+        assert 'route="/v1/models/{name}/predict"' not in c.get("/metrics").text  # its own registry
+
+
+def test_page_static_noop_and_cors(make_client):
+    c = make_client(cors_origins="http://example.org")
+    r = c.get("/")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    assert c.get("/static/does-not-exist.js").status_code == 404
+    assert c.get("/v1/noop").json() == {"ok": True}
+    assert c.post("/v1/noop", content=b"x").json() == {"ok": True}
+    r = c.get("/health", headers={"Origin": "http://example.org"})
+    assert r.headers["access-control-allow-origin"] == "http://example.org"
+    r = c.get("/health", headers={"Origin": "http://evil.example"})
+    assert "access-control-allow-origin" not in r.headers
+
+
+def test_openapi_documents_typed_schemas(client):
+    doc = client.get("/openapi.json").json()
+    schemas = doc["components"]["schemas"]
+    expected = (
+        "ImageJSON PixelsJSON BatchImagesJSON BatchPixelsJSON V2InferRequest V2InferInput PredictResponse"
+    )
+    for name in [*expected.split(), "BatchResponse", "AttentionResponse", "ModelInfo", "V2InferResponse"]:
+        assert name in schemas, name
+    predict = doc["paths"]["/v1/models/{name}/predict"]["post"]
+    assert set(predict["requestBody"]["content"]) == {"multipart/form-data", "image/*", "application/json"}
+    assert predict["summary"] == "Classify one digit image."
+    ok = predict["responses"]["200"]["content"]["application/json"]["schema"]
+    assert ok == {"$ref": "#/components/schemas/PredictResponse"}
+    assert {"413", "415", "422", "503", "504"} <= set(predict["responses"])
+    infer = doc["paths"]["/v2/models/{name}/infer"]["post"]
+    assert infer["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith("/V2InferRequest")
+    assert client.get("/docs").status_code == 200

@@ -1,0 +1,188 @@
+"""Every input route gives the model's own answer on real MNIST digits; batching keeps answers apart."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from app.main import create_app
+
+from .conftest import CNN, VIT, make_settings, png_bytes, reference_probabilities, running
+
+ATOL = 1e-5  # batched vs single forward passes differ only by float rounding
+
+
+@pytest.fixture(scope="module", params=["random-weights", "shipped"])
+def served(request: pytest.FixtureRequest, test_store: Path) -> Iterator[tuple[Path, TestClient, list[str]]]:
+    """(store, client, model names) for the test store, and for the shipped checkpoints when present."""
+    if request.param == "shipped":
+        store = request.getfixturevalue("shipped_store")  # skips when there are none
+    else:
+        store = test_store
+    with TestClient(create_app(make_settings(store))) as client:
+        names = [m["name"] for m in client.get("/v1/models").json()["models"]]
+        yield store, client, names
+
+
+def b64(data: bytes, data_url: bool = False) -> str:
+    text = base64.b64encode(data).decode()
+    return f"data:image/png;base64,{text}" if data_url else text
+
+
+def single_routes(u8: np.ndarray):
+    """(name, request kwargs) for every way of sending one image to /predict."""
+    png = png_bytes(u8)
+    yield "multipart", {"files": {"file": ("digit.png", png, "image/png")}}
+    yield "raw image/png", {"content": png, "headers": {"content-type": "image/png"}}
+    yield "json base64", {"json": {"image": b64(png)}}
+    yield "json data URL", {"json": {"image": b64(png, data_url=True)}}
+    yield "json pixels", {"json": {"pixels": u8.tolist()}}
+
+
+def test_every_single_image_route_matches_the_model_in_process(served, digits):
+    store, client, names = served
+    images, labels = digits
+    for name in names:
+        ref = reference_probabilities(store, name, images)
+        for i, u8 in enumerate(images[:6]):
+            for route, kwargs in single_routes(u8):
+                r = client.post(f"/v1/models/{name}/predict", **kwargs)
+                assert r.status_code == 200, (route, r.text)
+                body = r.json()
+                assert body["model"] == name
+                assert np.allclose(body["probabilities"], ref[i], atol=ATOL), (name, route)
+                assert body["digit"] == int(ref[i].argmax()) and body["label"] == str(body["digit"])
+                assert body["confidence"] == pytest.approx(float(ref[i].max()), abs=ATOL)
+                assert set(body["timing"]) >= {"queue_ms", "compute_ms", "total_ms"}
+
+
+def test_every_batch_route_matches_the_model_in_process_in_order(served, digits):
+    store, client, names = served
+    images, _ = digits
+    pngs = [png_bytes(u8) for u8 in images]
+    for name in names:
+        ref = reference_probabilities(store, name, images)
+        requests = {
+            "multipart files": {
+                "files": [("files", (f"{i}.png", p, "image/png")) for i, p in enumerate(pngs)]
+            },
+            "json images": {"json": {"images": [b64(p) for p in pngs]}},
+            "json pixels": {"json": {"pixels": [u8.tolist() for u8 in images]}},
+        }
+        for route, kwargs in requests.items():
+            r = client.post(f"/v1/models/{name}/predict/batch", **kwargs)
+            assert r.status_code == 200, (route, r.text)
+            preds = r.json()["predictions"]
+            assert len(preds) == len(images)
+            got = np.array([p["probabilities"] for p in preds])
+            assert np.allclose(got, ref, atol=ATOL), (name, route)
+            assert [p["digit"] for p in preds] == list(ref.argmax(1))
+
+
+def test_v2_uint8_and_fp32_match_the_model_in_process(served, digits):
+    store, client, names = served
+    images, _ = digits
+    for name in names:
+        ref = reference_probabilities(store, name, images)
+        tensors = {
+            "UINT8 nested": {"datatype": "UINT8", "shape": [len(images), 28, 28], "data": images.tolist()},
+            "UINT8 flat": {
+                "datatype": "UINT8",
+                "shape": [len(images), 28, 28],
+                "data": images.ravel().tolist(),
+            },
+            "FP32": {
+                "datatype": "FP32",
+                "shape": [len(images), 1, 28, 28],
+                "data": (images[:, None] / 255.0).astype(np.float32).ravel().tolist(),
+            },
+        }
+        for kind, tensor in tensors.items():
+            r = client.post(
+                f"/v2/models/{name}/infer", json={"id": "r1", "inputs": [{"name": "image", **tensor}]}
+            )
+            assert r.status_code == 200, (kind, r.text)
+            body = r.json()
+            assert body["model_name"] == name and body["id"] == "r1"
+            out = {o["name"]: o for o in body["outputs"]}
+            probs_out, digit_out = out["probabilities"], out["digit"]
+            assert probs_out["datatype"] == "FP32" and probs_out["shape"] == [len(images), 10]
+            assert digit_out["datatype"] == "INT64" and digit_out["shape"] == [len(images)]
+            probs = np.array(probs_out["data"]).reshape(-1, 10)
+            assert np.allclose(probs, ref, atol=ATOL), (name, kind)
+            assert digit_out["data"] == list(ref.argmax(1))
+
+
+def test_shipped_models_read_real_digits(shipped_store, digits):
+    images, labels = digits
+    with TestClient(create_app(make_settings(shipped_store))) as client:
+        for info in client.get("/v1/models").json()["models"]:
+            r = client.post(f"/v1/models/{info['name']}/predict/batch", json={"pixels": images.tolist()})
+            correct = sum(p["digit"] == y for p, y in zip(r.json()["predictions"], labels, strict=True))
+            assert correct >= len(labels) - 1, info["name"]
+
+
+def test_return_input_gives_the_image_the_model_saw(client, digits):
+    u8 = digits[0][0]
+    r = client.post(f"/v1/models/{VIT}/predict?return_input=true", content=png_bytes(255 - u8),
+                    headers={"content-type": "image/png"})  # fmt: skip
+    seen = np.array(r.json()["input"])
+    assert seen.shape == (28, 28)
+    assert np.abs(seen - u8 / 255.0).max() < 1e-6  # white on black, 0..1, before mean/std
+    assert "input" not in client.post(f"/v1/models/{VIT}/predict", json={"pixels": u8.tolist()}).json()
+
+
+def test_model_cards(client):
+    body = client.get("/v1/models").json()
+    names = [m["name"] for m in body["models"]]
+    assert names == sorted([VIT, CNN])
+    vit = client.get(f"/v1/models/{VIT}").json()
+    assert vit["arch"] == "vit" and vit["supports_attention"] is True and vit["device"] == "cpu"
+    assert vit["preprocessing"] == {"image_size": 28, "mean": 0.1307, "std": 0.3081}
+    assert vit["labels"] == [str(i) for i in range(10)] and vit["num_params"] > 0
+    assert set(vit) >= {"preset", "metrics", "architecture", "dataset", "training", "weights_sha256"}
+    assert vit["created_at"]
+    cnn = client.get(f"/v1/models/{CNN}").json()
+    assert cnn["arch"] == "cnn" and cnn["supports_attention"] is False
+
+
+def test_concurrent_requests_are_batched_and_each_gets_its_own_answer(test_store, mnist_test):
+    images = mnist_test[0][:48, 0].numpy()
+    ref = reference_probabilities(test_store, VIT, images)
+    app = create_app(make_settings(test_store, max_batch_size=16, max_wait_ms=20))
+
+    async def main() -> tuple[list, object]:
+        async with running(app) as c:
+            headers = {"content-type": "image/png"}
+            responses = await asyncio.gather(
+                *(
+                    c.post(f"/v1/models/{VIT}/predict", content=png_bytes(u8), headers=headers)
+                    for u8 in images
+                )
+            )
+            metrics = (await c.get("/metrics")).text
+            stats = app.state.runtime.models[VIT].predict.stats
+            return responses, (metrics, stats)
+
+    responses, (metrics, stats) = asyncio.run(main())
+    for i, r in enumerate(responses):
+        assert r.status_code == 200
+        assert np.allclose(r.json()["probabilities"], ref[i], atol=ATOL), i
+    assert stats.images == len(images) and stats.largest_batch > 1 and stats.batches < len(images)
+    assert max(r.json()["timing"]["batch_size"] for r in responses) > 1
+    count = _sample(metrics, "vit_digits_batch_size_count", VIT)
+    total = _sample(metrics, "vit_digits_batch_size_sum", VIT)
+    assert count == stats.batches and total == len(images) and total / count > 1
+
+
+def _sample(text: str, name: str, model: str) -> float:
+    for line in text.splitlines():
+        if line.startswith(f'{name}{{model="{model}"}} '):
+            return float(line.split()[-1])
+    raise AssertionError(f"{name} for {model} not in /metrics")

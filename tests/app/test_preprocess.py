@@ -1,0 +1,249 @@
+"""Preprocessing: any digit picture -> an MNIST-style 28x28 (MNIST itself passes through unchanged)."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from app.errors import BadImage, InvalidInput, NoInk, PayloadTooLarge, UnsupportedMediaType
+from app.preprocess import decode_base64, pixels_to_array, preprocess_bytes, to_mnist
+
+from .conftest import png_bytes
+
+MAX_PIXELS = 25_000_000
+
+
+def prep(data: bytes, max_pixels: int = MAX_PIXELS) -> np.ndarray:
+    out = preprocess_bytes(data, max_pixels)
+    assert out.shape == (28, 28) and out.dtype == np.float32
+    assert 0.0 <= out.min() and out.max() <= 1.0
+    return out
+
+
+def similarity(a: np.ndarray, b: np.ndarray) -> float:
+    """Pearson correlation, best over +-1 px shifts (MNIST centring itself is only exact to 1 px)."""
+
+    def corr(x: np.ndarray, y: np.ndarray) -> float:
+        x, y = x.ravel() - x.mean(), y.ravel() - y.mean()
+        return float(x @ y / np.sqrt((x @ x) * (y @ y)))
+
+    return max(corr(np.roll(a, (dy, dx), (0, 1)), b) for dy in (-1, 0, 1) for dx in (-1, 0, 1))
+
+
+def centre_of_mass(x: np.ndarray) -> tuple[float, float]:
+    idx = np.arange(28)
+    return float(x.sum(1) @ idx / x.sum()), float(x.sum(0) @ idx / x.sum())
+
+
+def upscale(u8: np.ndarray, side: int) -> np.ndarray:
+    return np.asarray(Image.fromarray(u8).resize((side, side), Image.Resampling.BICUBIC))
+
+
+# ------------------------------------------------------------------------------ pass-through
+
+
+def test_mnist_png_passes_through_unchanged(mnist_test):
+    images = mnist_test[0][:300, 0].numpy()
+    for u8 in images:
+        out = prep(png_bytes(u8))
+        assert np.abs(out - u8 / 255.0).max() < 1e-6
+
+
+def test_inverted_mnist_and_gif_pass_through_unchanged(digits):
+    images, _ = digits
+    for u8 in images:
+        assert np.abs(prep(png_bytes(255 - u8)) - u8 / 255.0).max() < 1e-6
+        assert np.abs(prep(png_bytes(u8, fmt="GIF")) - u8 / 255.0).max() < 1e-6  # P mode, 256 grays
+        rgb = np.repeat(u8[..., None], 3, axis=-1)
+        assert np.abs(prep(png_bytes(rgb, "RGB")) - u8 / 255.0).max() < 1e-6
+
+
+def test_off_centre_28x28_digit_is_recentred_without_resampling(digits):
+    u8 = digits[0][0]
+    rows, cols = np.flatnonzero(u8.any(1)), np.flatnonzero(u8.any(0))
+    shifted = np.roll(u8, (-rows[0], -cols[0]), (0, 1))  # pushed into the top-left corner
+    out = prep(png_bytes(shifted))
+    r, c = centre_of_mass(out)
+    assert abs(r - 14) <= 0.5 + 1e-3 and abs(c - 14) <= 0.5 + 1e-3
+    assert similarity(out, u8 / 255.0) > 0.999
+
+
+# ------------------------------------------------------------------------------ variants
+
+
+def variants(u8: np.ndarray):
+    big = upscale(u8, 280)
+    yield "light-on-dark 280px", png_bytes(big)
+    yield "dark-on-light 280px", png_bytes(255 - big)
+    rgba = np.zeros((280, 280, 4), np.uint8)
+    rgba[..., 3] = big  # black strokes on a transparent canvas
+    yield "RGBA dark strokes, transparent", png_bytes(rgba, "RGBA")
+    rgba_white = np.full((280, 280, 4), 255, np.uint8)
+    rgba_white[..., 3] = big  # white strokes on a transparent canvas
+    yield "RGBA white strokes, transparent", png_bytes(rgba_white, "RGBA")
+    canvas = np.zeros((400, 600), np.uint8)
+    canvas[280:364, 30:114] = upscale(u8, 84)  # small, far off-centre
+    yield "small off-centre", png_bytes(canvas)
+    yield "large 2000px", png_bytes(255 - upscale(u8, 2000))
+    yield "JPEG", png_bytes(np.repeat((255 - big)[..., None], 3, -1), "RGB", fmt="JPEG", quality=75)
+    yield "GIF P-mode", png_bytes(Image.fromarray(255 - big).convert("P"), fmt="GIF")
+    yield "WebP", png_bytes(255 - big, fmt="WEBP", quality=90)
+    yield "BMP", png_bytes(big, fmt="BMP")
+    cmyk = Image.fromarray(255 - big).convert("CMYK")
+    yield "CMYK JPEG", png_bytes(cmyk, fmt="JPEG", quality=90)
+    yield "16-bit gray", png_bytes(Image.fromarray(big.astype(np.uint16) * 257), fmt="PNG")
+    la = np.stack([np.zeros_like(big), big], axis=-1)
+    yield "LA transparent", png_bytes(la, "LA")
+
+
+def photo_of_paper(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """Dark thin-ish ink on unevenly lit, grainy paper, as a JPEG."""
+    side = 600
+    yy, xx = np.mgrid[0:side, 0:side] / side
+    paper = 210 - 70 * xx - 40 * yy + rng.normal(0, 6, (side, side))
+    ink = np.zeros((side, side))
+    ink[150:450, 170:470] = (
+        np.asarray(Image.fromarray(u8).resize((300, 300), Image.Resampling.BILINEAR)) / 255.0
+    )
+    photo = np.clip(paper * (1 - 0.75 * ink), 0, 255).astype(np.uint8)
+    return png_bytes(np.repeat(photo[..., None], 3, -1), "RGB", fmt="JPEG", quality=85)
+
+
+def test_variants_give_a_centred_digit_close_to_the_original(digits):
+    images, _ = digits
+    rng = np.random.default_rng(0)
+    scores: dict[str, list[float]] = {}
+    for u8 in images:
+        ref = u8 / 255.0
+        for name, data in [*variants(u8), ("photo of paper", photo_of_paper(u8, rng))]:
+            out = prep(data)
+            r, c = centre_of_mass(out)
+            assert abs(r - 14) < 1.0 and abs(c - 14) < 1.0, (name, r, c)
+            rows, cols = np.flatnonzero(out.any(1)), np.flatnonzero(out.any(0))
+            assert max(rows[-1] - rows[0], cols[-1] - cols[0]) + 1 <= 22, name  # fitted to ~20 px
+            scores.setdefault(name, []).append(similarity(out, ref))
+    for name, s in scores.items():
+        assert np.median(s) > 0.88 and min(s) > 0.75, (name, np.round(s, 3))
+
+
+def test_exif_orientation_is_applied(digits):
+    u8 = digits[0][0]
+    big = upscale(u8, 112)
+    stored = Image.fromarray(255 - big).transpose(Image.Transpose.ROTATE_90)  # camera held sideways
+    exif = Image.Exif()
+    exif[0x0112] = 6  # "rotate 90 CW to display"
+    data = png_bytes(stored, fmt="JPEG", quality=95, exif=exif.tobytes())
+    out = prep(data)
+    assert similarity(out, u8 / 255.0) > 0.85
+    assert similarity(out, u8 / 255.0) > similarity(out, np.rot90(u8) / 255.0) + 0.1
+
+
+# ------------------------------------------------------------------------------ errors
+
+
+def test_empty_canvases_have_no_ink():
+    for data in (
+        png_bytes(np.zeros((28, 28), np.uint8)),
+        png_bytes(np.full((200, 300), 255, np.uint8)),
+        png_bytes(np.zeros((64, 64, 4), np.uint8), "RGBA"),  # fully transparent
+        png_bytes((120 + np.random.default_rng(0).integers(0, 4, (300, 300))).astype(np.uint8)),  # flat grain
+    ):
+        with pytest.raises(NoInk):
+            prep(data)
+
+
+def test_not_an_image_or_truncated_is_bad_image(digits):
+    good = png_bytes(upscale(digits[0][0], 100))
+    for data in (b"", b"hello, world", good[: len(good) // 2], b"\x89PNG\r\n\x1a\n" + b"\0" * 40):
+        with pytest.raises(BadImage):
+            prep(data)
+
+
+def test_unsupported_format_is_415(digits):
+    with pytest.raises(UnsupportedMediaType):
+        prep(png_bytes(digits[0][0], fmt="TIFF"))
+
+
+def png_declaring(width: int, height: int) -> bytes:
+    """A tiny PNG whose header declares width x height (the pixel data is never reached)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", ihdr)
+        + chunk(b"IDAT", zlib.compress(b"\0" * 64))
+        + chunk(b"IEND", b"")
+    )
+
+
+def test_decompression_bombs_are_413():
+    bomb = png_declaring(20000, 20000)
+    assert len(bomb) < 200
+    with pytest.raises(PayloadTooLarge):
+        prep(bomb)
+    with pytest.raises(PayloadTooLarge):  # over the limit but under Pillow's own 2x error threshold
+        prep(png_declaring(3000, 3000), max_pixels=5_000_000)
+
+
+def test_pixels_are_used_as_is_and_validated(digits):
+    u8 = digits[0][0]
+    assert np.abs(pixels_to_array(u8.tolist()) - u8 / 255.0).max() < 1e-7
+    off = np.roll(u8, 4, 1)
+    assert np.array_equal(pixels_to_array(off.tolist()), off.astype(np.float32) / 255.0)  # no recentring
+    for bad in ([[0] * 28] * 27, [[0] * 27] * 28, [["a"] * 28] * 28, [[300] * 28] * 28, [[-1] * 28] * 28, 5):
+        with pytest.raises(InvalidInput):
+            pixels_to_array(bad)
+    with pytest.raises(NoInk):
+        pixels_to_array([[0] * 28] * 28)
+
+
+def test_base64_with_and_without_data_url():
+    assert decode_base64("aGk=") == b"hi"
+    assert decode_base64("data:image/png;base64,aGk=") == b"hi"
+    assert decode_base64("aG\nk=") == b"hi"
+    for bad in ("not base64!", "data:image/png;base64", "aGk"):
+        with pytest.raises(BadImage):
+            decode_base64(bad)
+
+
+def test_to_mnist_accepts_any_gray_array(digits):
+    u8 = digits[0][0]
+    assert np.abs(to_mnist(u8 / 255.0) - u8 / 255.0).max() < 1e-6
+
+
+def test_random_images_give_an_mnist_array_or_a_client_error():
+    """Odd sizes (1 px wide too), modes, formats, truncation and corruption: never an unexpected error."""
+    from app.errors import ServiceError
+
+    rng = np.random.default_rng(7)
+    modes, formats = ["L", "RGB", "RGBA", "LA", "P", "1", "CMYK"], ["PNG", "JPEG", "GIF", "BMP", "WEBP"]
+    outcomes = {"ok": 0, "refused": 0}
+    for _ in range(300):
+        h = int(rng.integers(1, 5)) if rng.random() < 0.3 else int(rng.integers(1, 300))
+        w = int(rng.integers(1, 5)) if rng.random() < 0.3 else int(rng.integers(1, 300))
+        a = np.zeros((h, w), np.uint8)
+        a[int(rng.integers(0, h)), :] = 255
+        a[:, int(rng.integers(0, w))] = 255
+        if rng.random() < 0.3:
+            a = rng.integers(0, 256, (h, w), dtype=np.uint8)
+        mode, fmt = modes[rng.integers(len(modes))], formats[rng.integers(len(formats))]
+        try:
+            data = png_bytes(Image.fromarray(a).convert(mode), fmt=fmt)
+        except (OSError, ValueError, KeyError):
+            continue  # Pillow cannot write this mode in this format
+        if rng.random() < 0.2:
+            data = data[: int(rng.integers(1, len(data) + 1))]
+        try:
+            prep(data)
+            outcomes["ok"] += 1
+        except ServiceError as exc:
+            assert 400 <= exc.status_code < 500
+            outcomes["refused"] += 1
+    assert outcomes["ok"] > 50 and outcomes["refused"] > 10, outcomes
