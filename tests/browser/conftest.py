@@ -173,7 +173,9 @@ def service(
             proc.wait()
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright's sync API keeps an asyncio loop running in the main
+# thread while it is open, which would break asyncio.run() in every test collected after these.
+@pytest.fixture(scope="module")
 def chromium_browser(chromium_path: str):
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (dev extras)")
     with sync_api.sync_playwright() as pw:
