@@ -22,7 +22,7 @@ from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from model_store import ModelCard, Preprocessing, create_model, list_presets, save_checkpoint
 
 from .augment import AugmentConfig
-from .data import load_data
+from .data import DataBundle, load_data
 from .distributed import DistInfo, barrier, cleanup, init_distributed
 from .engine import evaluate, train_one_epoch
 from .schedule import make_optimizer, warmup_cosine
@@ -159,25 +159,14 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
 
-    if info.is_main:  # rank 0 unpacks the archives first, the others read the result
-        data = load_data(
-            args.dataset,
-            args.data_root,
-            args.val_size,
-            args.seed,
-            args.limit_train,
-            args.limit_test,
+    def load() -> DataBundle:
+        return load_data(
+            args.dataset, args.data_root, args.val_size, args.seed, args.limit_train, args.limit_test
         )
+
+    data = load() if info.is_main else None  # rank 0 unpacks the archives first,
     barrier(info)
-    if not info.is_main:
-        data = load_data(
-            args.dataset,
-            args.data_root,
-            args.val_size,
-            args.seed,
-            args.limit_train,
-            args.limit_test,
-        )
+    data = data or load()  # then the others read the result
     train_split, val_split, test_split = (
         data.train.to(device),
         data.val.to(device),
