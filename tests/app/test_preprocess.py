@@ -130,6 +130,18 @@ def test_variants_give_a_centred_digit_close_to_the_original(digits):
         assert np.median(s) > 0.88 and min(s) > 0.75, (name, np.round(s, 3))
 
 
+def test_isolated_specks_do_not_shrink_the_digit(digits):
+    images, _ = digits
+    for u8 in images:
+        page = np.full((300, 300), 235, np.uint8)
+        page[60:228, 70:238] = 255 - upscale(u8, 168)  # dark digit on light paper
+        clean = prep(png_bytes(page))
+        page[280:286, 10:16] = 20  # a speck of dust far from the digit, and a pen slip at the top
+        page[8:10, 200:230] = 30
+        specked = prep(png_bytes(page))
+        assert similarity(specked, clean) > 0.97
+
+
 def test_exif_orientation_is_applied(digits):
     u8 = digits[0][0]
     big = upscale(u8, 112)
