@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -82,6 +83,8 @@ class MetricsMiddleware:
     def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
         self.app = app
         self.metrics = metrics
+        # Labelled children by (route, method, status): ``labels()`` locks and hashes on every call.
+        self._children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -99,6 +102,13 @@ class MetricsMiddleware:
         try:
             await self.app(scope, receive, send_wrapper)
         finally:
-            route = route_label(scope)
-            self.metrics.requests.labels(route, scope["method"], str(status)).inc()
-            self.metrics.request_seconds.labels(route).observe(time.perf_counter() - start)
+            key = (route_label(scope), scope["method"], status)
+            children = self._children.get(key)
+            if children is None:  # bounded: route templates x methods x statuses
+                route, method, code = key
+                children = self._children[key] = (
+                    self.metrics.requests.labels(route, method, str(code)),
+                    self.metrics.request_seconds.labels(route),
+                )
+            children[0].inc()
+            children[1].observe(time.perf_counter() - start)

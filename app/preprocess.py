@@ -156,6 +156,16 @@ def _quantiles(x: np.ndarray, qs: tuple[float, ...]) -> list[float]:
     return [float(np.searchsorted(cum, q)) / 1023.0 for q in qs]
 
 
+def _median(v: np.ndarray) -> float:
+    """np.median of a 1-D array (same partition, same mean of the middle pair) without its
+    ~10 µs of checks: it runs twice per request on the hot 28x28 path."""
+    k = v.size // 2
+    if v.size % 2:
+        return float(np.partition(v, k)[k])
+    part = np.partition(v, (k - 1, k))
+    return float((part[k - 1] + part[k]) / 2)
+
+
 def _border(x: np.ndarray) -> np.ndarray:
     b = max(1, min(x.shape) // 20)
     return np.concatenate([x[:b].ravel(), x[-b:].ravel(), x[:, :b].ravel(), x[:, -b:].ravel()])
@@ -163,7 +173,7 @@ def _border(x: np.ndarray) -> np.ndarray:
 
 def _white_on_black(gray: np.ndarray) -> np.ndarray:
     """Ink brighter than the paper: invert when the extremes say the ink is dark."""
-    paper = float(np.median(_border(gray)))
+    paper = _median(_border(gray))
     lo, hi = _quantiles(gray, (0.01, 0.99))
     return 1.0 - gray if (paper - lo) > (hi - paper) else gray
 
@@ -172,7 +182,7 @@ def _background(x: np.ndarray) -> np.ndarray:
     """Smooth estimate of the (dark) paper: tile medians, eroded over 3x3 tiles, bilinear upsampled."""
     h, w = x.shape
     if min(h, w) < 16:  # too small for tiles: flat paper
-        return np.full_like(x, float(np.median(_border(x))))
+        return np.full_like(x, _median(_border(x)))
     tile = max(8, min(h, w) // 6)
     th, tw = max(1, h // tile), max(1, w // tile)
     tiles = x[: th * tile, : tw * tile].reshape(th, tile, tw, tile).transpose(0, 2, 1, 3)
@@ -275,7 +285,7 @@ def _is_mnist_like(x: np.ndarray) -> np.ndarray | None:
 def to_mnist(gray: np.ndarray) -> np.ndarray:
     """Gray image (any polarity, 0..1) -> MNIST-style (28, 28) float32. Raises NoInk (422)."""
     x = _white_on_black(gray.astype(np.float32, copy=False))
-    if x.shape == (SIZE, SIZE) and float(np.median(_border(x))) < 0.05:
+    if x.shape == (SIZE, SIZE) and _median(_border(x)) < 0.05:
         if float(x.max()) < MIN_CONTRAST:
             raise NoInk("no ink found: the canvas is empty")
         fast = _is_mnist_like(x)

@@ -12,8 +12,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, TypeVar
 
+import numpy as np
+
 from . import preprocess
 from .errors import ModelNotFound, Unavailable
+from .inputs import Payload, decode_payload
 from .metrics import Metrics
 from .registry import Registry, ServedModel
 from .settings import Settings
@@ -65,6 +68,12 @@ class Runtime:
         """Run CPU-bound work (image decoding) on the worker pool, never on the event loop."""
         assert self.workers is not None, "runtime not started"
         return await asyncio.get_running_loop().run_in_executor(self.workers, fn, *args)
+
+    async def decode(self, payload: Payload, many: bool) -> list[np.ndarray]:
+        """Decode a payload: small ones right here, the rest on the worker pool (see inputs.inline)."""
+        if payload.inline:
+            return decode_payload(payload, self.settings, many)
+        return await self.run_cpu(decode_payload, payload, self.settings, many)
 
     # ------------------------------------------------------------------------------- lifecycle
 

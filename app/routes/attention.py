@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse, Response
 
 from ..deps import ArrivalDep, RuntimeDep, ServingModelDep, run_batched, timing
 from ..errors import InvalidInput, ServiceError
-from ..inputs import SINGLE_BODY, decode_payload, read_payload
+from ..inputs import SINGLE_BODY, read_payload
 from ..openapi import errors
 from ..overlay import overlay_png
 from ..schemas import AttentionResponse
@@ -54,7 +54,7 @@ async def attention(
     settings = runtime.settings
     payload = await read_payload(request, settings, many=False)
     with served.attention.expect(1):
-        xs = await runtime.run_cpu(decode_payload, payload, settings, False)
+        xs = await runtime.decode(payload, False)
     results = await run_batched(request, served.attention, xs, started, settings.request_timeout_s)
     out, _ = results[0]
     if format == "png":

@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Query, Request
+import time
+
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from ..deps import ArrivalDep, ModelDep, RuntimeDep, ServingModelDep, run_batched, timing
+from ..deps import (
+    ArrivalDep,
+    ModelDep,
+    RuntimeDep,
+    ServingModelDep,
+    path_and_flag,
+    query_flag,
+    run_batched,
+    serving,
+    timing,
+)
 from ..errors import Unavailable
-from ..inputs import BATCH_BODY, SINGLE_BODY, decode_payload, read_payload
+from ..inputs import BATCH_BODY, SINGLE_BODY, read_payload
 from ..openapi import errors
 from ..schemas import BatchResponse, ModelInfo, ModelList, PredictResponse
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
 
 INFERENCE_ERRORS = errors(400, 404, 413, 415, 422, 503, 504)
+RETURN_INPUT = "add the 28x28 preprocessed input the model saw"
 
 
 @router.get("", response_model=ModelList, responses=errors(503))
@@ -31,20 +44,21 @@ async def get_model(served: ModelDep) -> JSONResponse:
 
 
 @router.post(
-    "/{name}/predict", response_model=PredictResponse, responses=INFERENCE_ERRORS, openapi_extra=SINGLE_BODY
+    "/{name}/predict",
+    response_model=PredictResponse,
+    responses=INFERENCE_ERRORS,
+    openapi_extra={**SINGLE_BODY, **path_and_flag("return_input", RETURN_INPUT)},
 )
-async def predict(
-    request: Request,
-    served: ServingModelDep,
-    runtime: RuntimeDep,
-    started: ArrivalDep,
-    return_input: bool = Query(False, description="add the 28x28 preprocessed input the model saw"),
-) -> JSONResponse:
+async def predict(request: Request) -> JSONResponse:
     """Classify one digit image."""
+    # The hot route takes no FastAPI parameters: see deps.serving.
+    started = time.monotonic()
+    runtime, served = serving(request)
+    return_input = query_flag(request, "return_input")
     settings = runtime.settings
     payload = await read_payload(request, settings, many=False)
     with served.predict.expect(1):
-        xs = await runtime.run_cpu(decode_payload, payload, settings, False)
+        xs = await runtime.decode(payload, False)
     results = await run_batched(request, served.predict, xs, started, settings.request_timeout_s)
     out, _ = results[0]
     body = {"model": served.name, **out, "timing": timing(results, started)}
@@ -66,7 +80,7 @@ async def predict_batch(
     settings = runtime.settings
     payload = await read_payload(request, settings, many=True)
     with served.predict.expect(payload.expected):
-        xs = await runtime.run_cpu(decode_payload, payload, settings, True)
+        xs = await runtime.decode(payload, True)
     results = await run_batched(request, served.predict, xs, started, settings.request_timeout_s)
     return JSONResponse(
         {"model": served.name, "predictions": [out for out, _ in results], "timing": timing(results, started)}

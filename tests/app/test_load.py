@@ -57,7 +57,11 @@ def test_overload_gives_503_with_retry_after_and_everyone_is_answered(test_store
         async with running(app) as c:
             batcher = app.state.runtime.models[VIT].predict
             gate = Gate(batcher)
-            tasks = [asyncio.ensure_future(c.post(PREDICT, json=pixels())) for _ in range(20)]
+            # The first one holds the model; small payloads are decoded on the event loop, so a
+            # burst sent together could otherwise fill the queue before the batcher takes the first.
+            tasks = [asyncio.ensure_future(c.post(PREDICT, json=pixels()))]
+            await until(lambda: gate.calls == [1])
+            tasks += [asyncio.ensure_future(c.post(PREDICT, json=pixels())) for _ in range(19)]
             # refused at once while the model is still blocked
             await until(lambda: sum(t.done() for t in tasks) >= 17, timeout=60)
             assert batcher.pending == 3 and gate.calls == [1]

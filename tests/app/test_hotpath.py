@@ -1,0 +1,118 @@
+"""The predict hot path: parameters read by hand, small payloads decoded inline, no wait after a
+busy batch. Behaviour must match what FastAPI's own parameter handling and the thread pool gave."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import struct
+import threading
+import time
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from app.inputs import Payload, is_small_png
+
+from .conftest import VIT, png_bytes
+from .test_batcher import FakeModel, far, image, make
+
+PREDICT = f"/v1/models/{VIT}/predict"
+
+
+def png_header_only(width: int, height: int) -> bytes:
+    """A PNG that declares width x height in a few bytes (what a decompression bomb looks like)."""
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    chunk = b"IHDR" + ihdr
+    return b"\x89PNG\r\n\x1a\n" + struct.pack(">I", len(ihdr)) + chunk + struct.pack(">I", zlib.crc32(chunk))
+
+
+FLAGS = [
+    ("true", True),
+    ("1", True),
+    ("YES", True),
+    ("on", True),
+    ("false", False),
+    ("0", False),
+    ("off", False),
+]
+
+
+@pytest.mark.parametrize(("value", "has_input"), FLAGS)
+def test_return_input_accepts_the_usual_booleans(client, digits, value, has_input):
+    body = {"pixels": digits[0][0].tolist()}
+    r = client.post(f"{PREDICT}?return_input={value}", json=body)
+    assert r.status_code == 200
+    assert ("input" in r.json()) is has_input
+
+
+def test_a_bad_flag_is_a_fastapi_style_422(client, digits):
+    r = client.post(f"{PREDICT}?return_input=maybe", json={"pixels": digits[0][0].tolist()})
+    assert r.status_code == 422
+    (error,) = r.json()["detail"]
+    assert error["loc"] == ["query", "return_input"] and error["type"] == "bool_parsing"
+    # unknown model and draining come first, as with dependencies
+    assert client.post("/v1/models/nope/predict?return_input=maybe", json={}).status_code == 404
+
+
+def test_openapi_still_documents_the_parameters(client):
+    params = client.get("/openapi.json").json()["paths"][PREDICT.replace(VIT, "{name}")]["post"]["parameters"]
+    by_name = {p["name"]: p for p in params}
+    assert by_name["name"]["in"] == "path" and by_name["name"]["required"] is True
+    assert by_name["return_input"]["in"] == "query"
+    assert by_name["return_input"]["schema"] == {"type": "boolean", "default": False, "title": "Return Input"}
+
+
+def test_only_small_payloads_are_decoded_inline(digits):
+    u8 = digits[0][0]
+    assert is_small_png(png_bytes(u8))
+    assert Payload(images=[png_bytes(u8)]).inline
+    assert not is_small_png(png_bytes(np.kron(u8, np.ones((4, 4), np.uint8))))  # 112x112
+    assert not is_small_png(png_header_only(20_000, 20_000))  # tiny file, huge image: thread pool
+    assert not is_small_png(b"GIF89a")
+    assert not Payload(images=[png_bytes(u8), png_bytes(u8)]).inline
+    assert Payload(json_body=json.dumps({"pixels": u8.tolist()}).encode()).inline
+    image_json = json.dumps({"image": base64.b64encode(png_bytes(u8)).decode()}).encode()
+    assert not Payload(json_body=image_json).inline  # base64 could hide a bomb
+
+
+def test_inline_and_pooled_decoding_give_the_same_answer(client, digits):
+    u8 = digits[0][0]
+    small = client.post(
+        PREDICT + "?return_input=1", content=png_bytes(u8), headers={"content-type": "image/png"}
+    )
+    big = client.post(PREDICT + "?return_input=1", content=png_bytes(np.kron(u8, np.ones((4, 4), np.uint8))),
+                      headers={"content-type": "image/png"})  # fmt: skip
+    assert small.status_code == big.status_code == 200
+    assert small.json()["digit"] in range(10) and big.json()["digit"] in range(10)
+    assert np.array(small.json()["input"]).shape == np.array(big.json()["input"]).shape == (28, 28)
+
+
+def test_work_queued_during_a_batch_runs_next_without_waiting():
+    executor = ThreadPoolExecutor(max_workers=1)
+    gate = threading.Event()
+    model = FakeModel(gate=gate)
+
+    async def main() -> float:
+        b = make(model, executor, max_batch_size=8, max_wait_s=0.5)
+        b.start()
+        with b.expect(5):  # more announced throughout: an idle model would wait for them
+            first = asyncio.ensure_future(b.infer([image(0.1)], far()))
+            await asyncio.sleep(0.6)  # the first batch starts after its 500 ms wait
+            rest = [asyncio.ensure_future(b.infer([image(0.2 + i / 100)], far())) for i in range(2)]
+            await asyncio.sleep(0.01)
+            t0 = time.monotonic()
+            gate.set()
+            await asyncio.gather(first, *rest)
+            elapsed = time.monotonic() - t0
+        await b.stop()
+        return elapsed
+
+    elapsed = asyncio.run(main())
+    executor.shutdown(wait=True)
+    assert model.batches[0] == pytest.approx([0.1])
+    assert model.batches[1] == pytest.approx([0.2, 0.21])
+    assert elapsed < 0.25  # not another 500 ms wait for company
