@@ -77,8 +77,11 @@ def trace_for_inference(model: nn.Module, card: ModelCard, device: torch.device)
                 torch.jit.freeze(torch.jit.trace(model, example).eval())
             )
             check = torch.randn(5, 1, size, size, device=device)
-            if not torch.allclose(traced(check), model(check), atol=1e-4, rtol=1e-4):
-                raise ValueError("traced outputs differ from eager")
+            # On GPU, folding batch norm into convs lets cuDNN pick other (TF32) kernels: ~1e-3 apart.
+            tol = 1e-4 if device.type == "cpu" else 5e-3
+            diff = float((traced(check) - model(check)).abs().max())
+            if diff > tol:
+                raise ValueError(f"traced outputs differ from eager by {diff:.2e} > {tol:.0e}")
     except Exception as exc:  # tracing is an optimisation, never a reason not to serve
         log.warning("serving %s eagerly: tracing failed (%s)", card.name, exc)
         return model
