@@ -16,27 +16,11 @@ def has_models(store: Path, models: list[str]) -> bool:
 
 def random_store(models: list[str], root: Path | None = None) -> Path:
     """A store with each preset at random init (same compute per image as the trained model)."""
-    import torch
-
-    from model_store import ModelCard, Preprocessing, create_model, save_checkpoint
+    from model_store import save_untrained
 
     root = Path(root or tempfile.mkdtemp(prefix="bench-store-"))
-    torch.manual_seed(0)
     for name in models:
-        model = create_model(name)
-        cfg = model.cfg
-        card = ModelCard(
-            name=name,
-            preset=name,
-            architecture=cfg.to_dict(),
-            num_params=sum(p.numel() for p in model.parameters()),
-            labels=[str(d) for d in range(10)],
-            dataset={"name": "mnist", "note": "random init for benchmarking"},
-            preprocessing=Preprocessing(image_size=cfg.image_size),
-            metrics={"test_accuracy": 0.0, "test_loss": 0.0},
-            training={"command": "bench random init", "epochs": 0, "torch_version": torch.__version__},
-        )
-        save_checkpoint(model, card, root / name)
+        save_untrained(name, root / name, note="random init for benchmarking")
     return root
 
 

@@ -10,6 +10,7 @@ from .checkpoint import (
     load_checkpoint,
     read_card,
     save_checkpoint,
+    save_untrained,
     sha256_file,
 )
 from .cnn import CNN, CNNConfig
@@ -40,5 +41,6 @@ __all__ = [
     "load_checkpoint",
     "read_card",
     "save_checkpoint",
+    "save_untrained",
     "sha256_file",
 ]

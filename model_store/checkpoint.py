@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +22,7 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from .presets import ModelConfig, build_model, config_from_dict
+from .presets import ModelConfig, build_model, config_from_dict, get_config
 
 SCHEMA_VERSION = 1
 WEIGHTS_FILE = "model.safetensors"
@@ -163,3 +164,36 @@ def load_checkpoint(
     except Exception as exc:  # safetensors header errors, missing/unexpected keys, shape mismatch
         raise CheckpointError(f"{weights}: weights do not fit the card's architecture: {exc}") from exc
     return model.to(device).eval(), card
+
+
+def save_untrained(
+    preset: str,
+    directory: str | os.PathLike,
+    *,
+    name: str | None = None,
+    seed: int = 0,
+    note: str = "random weights, not trained",
+    init: Callable[[nn.Module], None] | None = None,
+) -> Path:
+    """Write a random-weight checkpoint of a preset: a real architecture with meaningless answers.
+
+    For tests, benchmarks and smoke runs of the serving stack; its card says it is untrained.
+    ``init`` may adjust the fresh model (e.g. a non-zero head, so predictions are not uniform).
+    """
+    torch.manual_seed(seed)
+    model = build_model(get_config(preset)).eval()
+    if init is not None:
+        init(model)
+    cfg = model.cfg
+    card = ModelCard(
+        name=name or preset,
+        preset=preset,
+        architecture=cfg.to_dict(),
+        num_params=0,  # counted by save_checkpoint
+        labels=[str(d) for d in range(cfg.num_classes)],
+        dataset={"name": "mnist", "train_images": 0, "note": note},
+        preprocessing=Preprocessing(image_size=cfg.image_size),
+        metrics={"test_accuracy": 0.0, "test_loss": 0.0},
+        training={"command": "untrained", "seed": seed, "epochs": 0, "torch_version": torch.__version__},
+    )
+    return save_checkpoint(model, card, directory)

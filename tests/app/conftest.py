@@ -22,7 +22,7 @@ from PIL import Image
 
 from app.main import create_app
 from app.settings import Settings
-from model_store import ModelCard, Preprocessing, create_model, save_checkpoint
+from model_store import save_untrained
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 VIT = "vit-test"
@@ -30,23 +30,11 @@ CNN = "cnn-test"
 
 
 def _save(preset: str, name: str, root: Path, seed: int) -> None:
-    torch.manual_seed(seed)
-    model = create_model(preset)
-    if preset.startswith("vit"):
-        torch.nn.init.normal_(model.head.weight, std=0.5)  # the zero-init head would predict uniformly
-    cfg = model.cfg
-    card = ModelCard(
-        name=name,
-        preset=preset,
-        architecture=cfg.to_dict(),
-        num_params=0,
-        labels=[str(i) for i in range(10)],
-        dataset={"name": "mnist", "train_images": 0, "val_images": 0, "test_images": 0},
-        preprocessing=Preprocessing(image_size=cfg.image_size),
-        metrics={"test_accuracy": 0.1, "test_loss": 2.3},
-        training={"command": "tests/app/conftest.py", "seed": seed, "note": "random weights, not trained"},
-    )
-    save_checkpoint(model.eval(), card, root / name)
+    def spread_head(model: torch.nn.Module) -> None:  # the zero-init ViT head would predict uniformly
+        if preset.startswith("vit"):
+            torch.nn.init.normal_(model.head.weight, std=0.5)
+
+    save_untrained(preset, root / name, name=name, seed=seed, init=spread_head)
 
 
 @pytest.fixture(scope="session")

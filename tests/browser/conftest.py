@@ -60,25 +60,10 @@ def shipped_store_complete() -> bool:
 
 def build_random_store(root: Path) -> Path:
     """vit-mnist and cnn-mnist with random weights: real architectures, meaningless predictions."""
-    import torch
-
-    from model_store import ModelCard, Preprocessing, create_model, save_checkpoint
+    from model_store import save_untrained
 
     for name in MODEL_NAMES:
-        torch.manual_seed(0)
-        model = create_model(name).eval()
-        card = ModelCard(
-            name=name,
-            preset=name,
-            architecture=model.cfg.to_dict(),
-            num_params=0,  # save_checkpoint counts them
-            labels=[str(i) for i in range(10)],
-            dataset={"name": "mnist"},
-            preprocessing=Preprocessing(image_size=model.cfg.image_size),
-            metrics={"test_accuracy": 0.1, "test_loss": 2.3},
-            training={"command": "random initialisation (browser tests)", "epochs": 0},
-        )
-        save_checkpoint(model, card, root / name)
+        save_untrained(name, root / name, note="random initialisation (browser tests)")
     return root
 
 

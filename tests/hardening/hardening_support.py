@@ -25,26 +25,10 @@ MNIST_IMAGES = "MNIST/raw/t10k-images-idx3-ubyte"
 
 def make_store(root: Path, presets: dict[str, str]) -> Path:
     """A model store with {model name: preset} at random init (seeded): same compute as trained ones."""
-    import torch
+    from model_store import save_untrained
 
-    from model_store import ModelCard, Preprocessing, create_model, save_checkpoint
-
-    torch.manual_seed(0)
     for name, preset in presets.items():
-        model = create_model(preset)
-        cfg = model.cfg
-        card = ModelCard(
-            name=name,
-            preset=preset,
-            architecture=cfg.to_dict(),
-            num_params=0,  # filled in by save_checkpoint
-            labels=[str(d) for d in range(10)],
-            dataset={"name": "mnist", "note": "random init for hardening tests"},
-            preprocessing=Preprocessing(image_size=cfg.image_size),
-            metrics={"test_accuracy": 0.1, "test_loss": 2.3},
-            training={"command": "tests/hardening", "epochs": 0, "torch_version": torch.__version__},
-        )
-        save_checkpoint(model, card, root / name)
+        save_untrained(preset, root / name, name=name, note="random init for hardening tests")
     return root
 
 

@@ -297,3 +297,16 @@ def test_missing_store_is_empty(tmp_path: Path) -> None:
     assert store.list() == []
     with pytest.raises(CheckpointError, match=r"known: none"):
         store.load("vit-mnist")
+
+
+def test_save_untrained_writes_a_loadable_checkpoint_that_says_so(tmp_path: Path) -> None:
+    from model_store import save_untrained
+
+    save_untrained("cnn-baseline", tmp_path / "a", name="a", seed=5, note="smoke")
+    save_untrained("cnn-baseline", tmp_path / "b", name="b", seed=5)
+    model, card = ModelStore(tmp_path).load("a")
+    assert card.name == "a" and card.preset == "cnn-baseline" and card.training["epochs"] == 0
+    assert card.dataset["note"] == "smoke" and card.num_params == model.get_num_params()
+    same_seed = ModelStore(tmp_path).load("b")[0]
+    for p, q in zip(model.state_dict().values(), same_seed.state_dict().values(), strict=True):
+        assert torch.equal(p, q)
