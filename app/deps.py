@@ -13,6 +13,7 @@ from fastapi.exceptions import RequestValidationError
 
 from .batcher import DynamicBatcher, Timing
 from .errors import ClientDisconnected, DeadlineExceeded
+from .inputs import read_payload
 from .registry import ServedModel
 from .runtime import Runtime
 from .settings import Settings
@@ -139,6 +140,18 @@ async def run_batched(
         for f in futures:  # on error or cancellation the rest is dropped before compute
             f.cancel()
     return [result] if len(futures) == 1 else list(result)
+
+
+async def infer_upload(
+    request: Request, runtime: Runtime, batcher: DynamicBatcher, started: float, *, many: bool
+) -> tuple[list[np.ndarray], list[tuple[Any, Timing]]]:
+    """Read the body, decode it (announced to the batcher, which waits for images on their way)
+    and run it: the preprocessed inputs and one (result, timing) per image, in order."""
+    payload = await read_payload(request, runtime.settings, many=many)
+    with batcher.expect(payload.expected):
+        xs = await runtime.decode(payload, many)
+    results = await run_batched(request, batcher, xs, started, runtime.settings.request_timeout_s)
+    return xs, results
 
 
 def timing(results: Sequence[tuple[Any, Timing]], started: float) -> dict[str, float]:

@@ -164,10 +164,8 @@ class Registry:
         loaded = await loop.run_in_executor(self.executor, self._load_all)
         for runner in loaded:
             self.models[runner.card.name] = self._serve(runner)
-        for served in self.models.values():
-            for batcher in (served.predict, served.attention):
-                if batcher is not None:
-                    batcher.start()
+        for batcher in self.batchers():
+            batcher.start()
         log.info(
             "serving %s on %s (ready in %.2f s)", ", ".join(self.models) or "no models", self.device,
             time.perf_counter() - t0,

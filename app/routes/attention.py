@@ -8,9 +8,9 @@ import numpy as np
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from ..deps import ArrivalDep, RuntimeDep, ServingModelDep, run_batched, timing
+from ..deps import ArrivalDep, RuntimeDep, ServingModelDep, infer_upload, timing
 from ..errors import InvalidInput, ServiceError
-from ..inputs import SINGLE_BODY, read_payload
+from ..inputs import SINGLE_BODY
 from ..openapi import errors
 from ..overlay import overlay_png
 from ..schemas import AttentionResponse
@@ -51,11 +51,7 @@ async def attention(
     if head is not None and head >= heads:
         raise InvalidInput(f"head {head} is out of range: the model has {heads} heads (0..{heads - 1})")
 
-    settings = runtime.settings
-    payload = await read_payload(request, settings, many=False)
-    with served.attention.expect(1):
-        xs = await runtime.decode(payload, False)
-    results = await run_batched(request, served.attention, xs, started, settings.request_timeout_s)
+    xs, results = await infer_upload(request, runtime, served.attention, started, many=False)
     out, _ = results[0]
     if format == "png":
         if layer is None:

@@ -12,14 +12,14 @@ from ..deps import (
     ModelDep,
     RuntimeDep,
     ServingModelDep,
+    infer_upload,
     path_and_flag,
     query_flag,
-    run_batched,
     serving,
     timing,
 )
 from ..errors import Unavailable
-from ..inputs import BATCH_BODY, SINGLE_BODY, read_payload
+from ..inputs import BATCH_BODY, SINGLE_BODY
 from ..openapi import errors
 from ..schemas import BatchResponse, ModelInfo, ModelList, PredictResponse
 
@@ -55,11 +55,7 @@ async def predict(request: Request) -> JSONResponse:
     started = time.monotonic()
     runtime, served = serving(request)
     return_input = query_flag(request, "return_input")
-    settings = runtime.settings
-    payload = await read_payload(request, settings, many=False)
-    with served.predict.expect(1):
-        xs = await runtime.decode(payload, False)
-    results = await run_batched(request, served.predict, xs, started, settings.request_timeout_s)
+    xs, results = await infer_upload(request, runtime, served.predict, started, many=False)
     out, _ = results[0]
     body = {"model": served.name, **out, "timing": timing(results, started)}
     if return_input:
@@ -77,11 +73,7 @@ async def predict_batch(
     request: Request, served: ServingModelDep, runtime: RuntimeDep, started: ArrivalDep
 ) -> JSONResponse:
     """Classify many digit images; answers in input order."""
-    settings = runtime.settings
-    payload = await read_payload(request, settings, many=True)
-    with served.predict.expect(payload.expected):
-        xs = await runtime.decode(payload, True)
-    results = await run_batched(request, served.predict, xs, started, settings.request_timeout_s)
+    _, results = await infer_upload(request, runtime, served.predict, started, many=True)
     return JSONResponse(
         {"model": served.name, "predictions": [out for out, _ in results], "timing": timing(results, started)}
     )
