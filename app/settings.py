@@ -15,6 +15,9 @@ from model_store import DEFAULT_STORE_DIR
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore")
 
+    host: str = Field("0.0.0.0", description="address to listen on")
+    port: int = Field(8000, ge=1, le=65535, description="port to listen on")
+
     model_store_dir: Path = Field(
         DEFAULT_STORE_DIR, description="directory with one checkpoint dir per model"
     )
