@@ -43,3 +43,8 @@ class ServingHead(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.model(self.normalize(x)))
+
+    def forward_with_attention(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """ViTs only: (B, C + 1) as ``forward`` and the attention weights (B, L, H, T, T)."""
+        logits, attn = self.model.forward_with_attention(self.normalize(x))
+        return self.head(logits), attn
