@@ -70,8 +70,9 @@ ENTRYPOINT ["python", "-m", "training"]
 CMD ["--help"]
 
 # ---------------------------------------------------------------------------------------------------
-# Inference image (default target): one uvicorn worker owns the GPU, its model copies and batchers;
-# scale out with more containers, one per GPU.
+# Inference image (default target): `python -m app` serves every model in the store on one device
+# (HOST, PORT and every other setting from the environment, app/settings.py); scale out with more
+# containers, one per GPU.
 FROM base AS runtime
 COPY --from=deps /opt/venv /opt/venv
 WORKDIR /srv/vit-digits
@@ -87,11 +88,13 @@ USER 10001:10001
 EXPOSE 8000
 # Docker marks the container healthy once the models are loaded and warmed up (503 until then and
 # while draining), so load balancers that follow Docker health (Traefik) only route to ready replicas.
+# (podman keeps HEALTHCHECK only in Docker-format images: `podman build --format docker`.)
 HEALTHCHECK --interval=10s --timeout=5s --start-period=120s --retries=3 \
     CMD ["python", "-c", "import sys, urllib.request; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/v2/health/ready', timeout=4).status != 200)"]
-# SIGTERM: uvicorn stops accepting connections and gives in-flight requests up to 15 s (more than
-# REQUEST_TIMEOUT_S, after which a request is answered 504 anyway), then the app's lifespan drains its
-# batchers for up to SHUTDOWN_GRACE_S. Docker's default 10 s before SIGKILL is too short: use
+# SIGTERM drains: readiness turns 503, no new connections are accepted, and every accepted request is
+# answered (within REQUEST_TIMEOUT_S, else 504) before the exit; the app then waits at most
+# SHUTDOWN_GRACE_S for its batchers. Docker's default 10 s before SIGKILL is too short: use
 # `docker stop -t 30` / `docker run --stop-timeout 30` (compose sets stop_grace_period: 30s).
+# The app writes nothing outside /tmp and /dev/shm, so it runs with a read-only root filesystem.
 STOPSIGNAL SIGTERM
-CMD ["uvicorn", "app.main:app", "--host", "0.0.0.0", "--port", "8000", "--workers", "1", "--timeout-graceful-shutdown", "15"]
+CMD ["python", "-m", "app"]

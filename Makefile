@@ -8,12 +8,13 @@ PORT ?= 8000
 DATA_ROOT ?= $(if $(wildcard ../shared/data/MNIST/raw),../shared/data,data)
 export DATA_ROOT
 
-.PHONY: run test lint train bench clean help
+.PHONY: run test lint image-test train bench clean help
 
 help:
 	@echo "make run    serve the shipped checkpoints on http://$(HOST):$(PORT)"
 	@echo "make test   run the test suite (installs dev dependencies and Chromium when missing)"
-	@echo "make lint   ruff + hadolint + docker-compose config"
+	@echo "make lint   ruff + hadolint + docker-compose config + Kubernetes manifests (offline schemas)"
+	@echo "make image-test  build the runtime image with podman and run it (downloads GBs; not in make test)"
 	@echo "make train  train vit-mnist and cnn-mnist into model_store/checkpoints"
 	@echo "make bench  benchmarks: raw model, served load, batch endpoint, cold start"
 
@@ -39,6 +40,15 @@ lint: $(VENV)/.installed-dev
 	$(VENV)/bin/hadolint Dockerfile
 	for f in docker-compose.yml docker-compose.cpu.yml; do \
 	  $(VENV)/bin/docker-compose -f $$f --profile train config -q || exit 1; done
+	$(PY) scripts/kube_render.py --validate deploy/kubernetes/overlays/gpu deploy/kubernetes/overlays/cpu
+
+# Build the runtime image with podman (scripts/podman.sh: a local Debian base, no registry needed) and
+# run it: healthy, predicts, /v2 via tritonclient, drains on SIGTERM; then the same through compose.
+# IMAGE_VARIANT=cpu needs download.pytorch.org; CONTEXT_REV=HEAD builds the committed app code.
+IMAGE_VARIANT ?= cuda
+image-test: $(VENV)/.installed-dev
+	TORCH_VARIANT=$(IMAGE_VARIANT) TAG=localhost/vit-digits:$(IMAGE_VARIANT) scripts/podman.sh all
+	$(PY) scripts/image_test.py --image localhost/vit-digits:$(IMAGE_VARIANT)
 
 train: $(VENV)/.installed-dev
 	$(PY) -m training train --model vit-mnist --epochs 200 --batch-size 512 --warmup-epochs 5

@@ -20,7 +20,7 @@ from .errors import ClientDisconnected, install_error_handlers
 from .limits import BodyLimitMiddleware
 from .metrics import Metrics, MetricsMiddleware
 from .openapi import install_openapi
-from .routes import attention, health, metrics, models, page, v2
+from .routes import attention, health, metrics, models, page, read, v2
 from .runtime import Runtime
 from .settings import Settings, get_settings
 
@@ -65,7 +65,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app.add_exception_handler(ClientDisconnected, disconnected)
     app.add_exception_handler(ClientDisconnect, disconnected)  # left while we were reading the body
-    for module in (health, models, attention, v2, metrics, page):
+    for module in (health, models, read, attention, v2, metrics, page):
         app.include_router(module.router)
     app.mount("/static", page.static_files(), name="static")
     install_openapi(app)

@@ -202,3 +202,22 @@ class V2InferResponse(BaseModel):
     model_version: str | None = None
     id: str | None = None
     outputs: list[V2InferOutput]
+
+
+# ---------------------------------------------------------------------------------- whole numbers
+
+
+class ReadDigit(Prediction):
+    box: list[int] = Field(
+        min_length=4, max_length=4, description="x0, y0, x1, y1 (exclusive) in the uploaded picture's pixels"
+    )
+    line: int = Field(description="line of writing, 0 at the top")
+    is_digit: bool | None = Field(None, description="false when this mark does not look like a digit")
+    input: Image28 | None = Field(None, description="with ?return_input=true: the 28x28 image the model saw")
+
+
+class ReadResponse(BaseModel):
+    model: str
+    text: str = Field(description="the digits' labels in reading order (lines joined by newlines)")
+    digits: list[ReadDigit]
+    timing: Timing

@@ -59,6 +59,10 @@ class ModelCard:
     training: dict[str, Any]  # command, args, seed, epochs, wall_time_s, hardware, torch_version
     weights_sha256: str = ""
     weights_file: str = WEIGHTS_FILE
+    # Temperature and "is it a digit" statistics (model_store/calibration.py): the sha256 of each file
+    # it keeps beside the weights, a summary and the command that wrote them. None: not calibrated.
+    # Optional, so cards written before it existed load unchanged (same schema version).
+    calibration: dict[str, Any] | None = None
     created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     schema_version: int = SCHEMA_VERSION
 

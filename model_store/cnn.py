@@ -68,8 +68,15 @@ class CNN(nn.Module):
     def get_num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
+    def forward_features(self, images: torch.Tensor) -> torch.Tensor:
+        """(B, C, H, W) -> the hidden layer before the last linear (B, hidden), as ViT's CLS token."""
+        return self.classifier[:-1](self.features(images))
+
+    def forward_head(self, features: torch.Tensor) -> torch.Tensor:
+        return self.classifier[-1](features)
+
     def forward(self, images: torch.Tensor) -> torch.Tensor:
-        return self.classifier(self.features(images))
+        return self.forward_head(self.forward_features(images))
 
 
 __all__ = ["CNN", "CNNConfig"]

@@ -28,6 +28,7 @@ class ViTConfig:
     dropout: float = 0.0  # after attention/MLP projections
     attn_dropout: float = 0.0  # on the attention weights
     emb_dropout: float = 0.0  # after adding position embeddings
+    drop_path: float = 0.0  # stochastic depth: the last block's rate, rising linearly from 0 at the first
     pos_embedding: Literal["learned", "sincos"] = "learned"
     qkv_bias: bool = True
     layer_norm_eps: float = 1e-6
@@ -37,6 +38,8 @@ class ViTConfig:
             raise ValueError(f"image_size {self.image_size} is not divisible by patch_size {self.patch_size}")
         if self.dim % self.heads:
             raise ValueError(f"dim {self.dim} is not divisible by heads {self.heads}")
+        if not 0.0 <= self.drop_path < 1.0:
+            raise ValueError(f"drop_path must be in [0, 1), not {self.drop_path}")
         if self.pos_embedding not in ("learned", "sincos"):
             raise ValueError(f"pos_embedding must be 'learned' or 'sincos', not {self.pos_embedding!r}")
 
@@ -127,10 +130,29 @@ class MLP(nn.Module):
         return self.net(x)
 
 
-class Block(nn.Module):
-    """Pre-LayerNorm encoder block: x + MSA(LN(x)), then x + MLP(LN(x))."""
+class DropPath(nn.Module):
+    """Stochastic depth (Huang et al. 2016, as in DeiT): while training, drop a residual branch for a
+    random subset of the samples and scale the kept ones by 1/(1-p); the identity in eval."""
 
-    def __init__(self, cfg: ViTConfig):
+    def __init__(self, p: float):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training or self.p == 0.0:
+            return x
+        keep = 1.0 - self.p
+        mask = x.new_empty((x.shape[0],) + (1,) * (x.ndim - 1)).bernoulli_(keep)  # (B, 1, 1)
+        return x * mask / keep
+
+    def extra_repr(self) -> str:
+        return f"p={self.p:.3f}"
+
+
+class Block(nn.Module):
+    """Pre-LayerNorm encoder block: x + MSA(LN(x)), then x + MLP(LN(x)), each branch under drop path."""
+
+    def __init__(self, cfg: ViTConfig, drop_path: float = 0.0):
         super().__init__()
         self.norm1 = nn.LayerNorm(cfg.dim, eps=cfg.layer_norm_eps)
         self.attn = Attention(
@@ -142,13 +164,14 @@ class Block(nn.Module):
         )
         self.norm2 = nn.LayerNorm(cfg.dim, eps=cfg.layer_norm_eps)
         self.mlp = MLP(dim=cfg.dim, hidden_dim=cfg.mlp_dim, dropout=cfg.dropout)
+        self.drop_path = DropPath(drop_path)
 
     def forward(
         self, x: torch.Tensor, return_attention: bool = False
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         attn_out, weights = self.attn(self.norm1(x), return_attention)
-        x = x + attn_out
-        x = x + self.mlp(self.norm2(x))
+        x = x + self.drop_path(attn_out)
+        x = x + self.drop_path(self.mlp(self.norm2(x)))
         return x, weights
 
 
@@ -167,7 +190,9 @@ class ViT(nn.Module):
             pe = torch.cat([torch.zeros(1, cfg.dim), pe])[None]  # CLS gets a zero embedding
             self.register_buffer("pos_embedding", pe, persistent=False)
         self.emb_drop = nn.Dropout(cfg.emb_dropout)
-        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.depth))
+        # Deeper blocks are dropped more often: rates 0 .. drop_path (DeiT's linear rule).
+        rates = torch.linspace(0, cfg.drop_path, cfg.depth).tolist() if cfg.depth > 1 else [cfg.drop_path]
+        self.blocks = nn.ModuleList(Block(cfg, rate) for rate in rates)
         self.norm = nn.LayerNorm(cfg.dim, eps=cfg.layer_norm_eps)
         self.head = nn.Linear(cfg.dim, cfg.num_classes)
         self._init_weights()
@@ -235,4 +260,11 @@ def count_flops_per_image(cfg: ViTConfig) -> int:
     return 2 * (cfg.depth * per_block + embed + cfg.dim * cfg.num_classes)
 
 
-__all__ = ["ViT", "ViTConfig", "patchify", "sincos_2d_position_embedding", "count_flops_per_image"]
+__all__ = [
+    "DropPath",
+    "ViT",
+    "ViTConfig",
+    "patchify",
+    "sincos_2d_position_embedding",
+    "count_flops_per_image",
+]

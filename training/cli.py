@@ -1,4 +1,4 @@
-"""Command line: ``python -m training {train,evaluate,compare}``."""
+"""Command line: ``python -m training {train,evaluate,compare,robustness,calibrate}``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ import json
 import logging
 import sys
 
+from .calibrate import add_calibrate_args, run_calibrate
 from .evaluate import add_store_args, run_compare, run_evaluate
+from .read_eval import add_read_eval_args, run_read_eval
+from .robustness import add_robustness_args, run_robustness
 from .settings import settings
 from .train import add_train_args
 
@@ -24,6 +27,11 @@ def get_args_parser() -> argparse.ArgumentParser:
     cmp_ = sub.add_parser("compare", help="table of every stored model: params, loss, accuracy, speed")
     add_store_args(cmp_, settings)
     cmp_.add_argument("--output", help="also write the rows as JSON to this file")
+    add_robustness_args(sub.add_parser("robustness", help="accuracy on corrupted uploads"), settings)
+    cal = sub.add_parser("calibrate", help="fit temperature and the is-a-digit score of stored models")
+    add_calibrate_args(cal, settings)
+    read_ = sub.add_parser("read-eval", help="exact reads of whole numbers (1-8 digits)")
+    add_read_eval_args(read_, settings)
     return parser
 
 
@@ -47,6 +55,12 @@ def main(argv: list[str] | None = None) -> int:
             rows = run_evaluate(args)
             if args.json:
                 print(json.dumps(rows, indent=2))
+        elif args.command == "robustness":
+            run_robustness(args)
+        elif args.command == "calibrate":
+            run_calibrate(args, argv)
+        elif args.command == "read-eval":
+            run_read_eval(args)
         else:
             print(run_compare(args))
     except (DatasetNotFoundError, CheckpointError) as exc:

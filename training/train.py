@@ -69,6 +69,16 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scale", type=float, nargs=2, default=(0.85, 1.15), help="default: 0.85 1.15")
     p.add_argument("--shear", type=float, default=10.0, help="augmentation shear degrees; default: 10")
     p.add_argument("--morph-prob", type=float, default=0.1, help="stroke thicken/thin chance; default: 0.1")
+    p.add_argument(
+        "--elastic-alpha",
+        type=float,
+        default=0.0,
+        help="elastic distortion strength in pixels (Simard et al. 2003 used 34), 0 = off; default: 0",
+    )
+    p.add_argument(
+        "--elastic-sigma", type=float, default=4.0, help="elastic field smoothness in pixels; default: 4"
+    )
+    p.add_argument("--erase-prob", type=float, default=0.0, help="random-erasing chance, 0 = off; default: 0")
     p.add_argument("--no-augment", action="store_true", help="turn augmentation off")
     p.add_argument("--val-size", type=int, default=5000, help="held out from train; default: 5000")
     p.add_argument("--limit-train", type=int, help="use only this many training images (smoke runs)")
@@ -199,7 +209,16 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
     aug = (
         AugmentConfig(0, 0, (1.0, 1.0), 0, 0)
         if args.no_augment
-        else AugmentConfig(args.degrees, args.translate, tuple(args.scale), args.shear, args.morph_prob)
+        else AugmentConfig(
+            args.degrees,
+            args.translate,
+            tuple(args.scale),
+            args.shear,
+            args.morph_prob,
+            elastic_alpha=args.elastic_alpha,
+            elastic_sigma=args.elastic_sigma,
+            erase_prob=args.erase_prob,
+        )
     )
 
     history: list[dict] = []
@@ -299,6 +318,9 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
     )  # fmt: skip
     out = save_checkpoint(final, card, args.store_dir / name)
     log.info("wrote %s (sha256 %s…)", out, card.weights_sha256[:12])
+    from .calibrate import calibrate_after_training  # temperature and "is it a digit", in the card
+
+    calibrate_after_training(out, data, args, run_dir / "plots", smoke=bool(args.limit_train))
     if not args.no_plots:
         from .plots import write_all_plots
 

@@ -57,6 +57,19 @@ export const api = {
     }),
   attention: (name, image, signal) =>
     request(`v1/models/${encodeURIComponent(name)}/attention`, { method: "POST", body: { image }, signal }),
+  /** One digit already preprocessed (28x28 0..1 as /read returns it): attention without re-fitting. */
+  attentionPixels: (name, input, signal) =>
+    request(`v1/models/${encodeURIComponent(name)}/attention`, {
+      method: "POST",
+      body: { pixels: input.map((row) => row.map((v) => Math.round(v * 255))) },
+      signal,
+    }),
+  read: (name, image, signal) =>
+    request(`v1/models/${encodeURIComponent(name)}/read?return_input=true`, {
+      method: "POST",
+      body: { image },
+      signal,
+    }),
 };
 
 export function isAbort(err) {

@@ -32,6 +32,9 @@ const state = {
   timer: 0,
   inflight: 0,
   pending: false, // the pad changed while the service was not ready
+  mode: "digit", // "digit": one digit on a square pad; "number": a wide pad read by /read
+  reads: new Map(), // model name -> its last /read answer {data, rtt}
+  selected: 0, // the digit whose probabilities and attention are shown
 };
 
 // ---------------------------------------------------------------- status and banner
@@ -163,8 +166,10 @@ function resetResults() {
   if (state.controller) state.controller.abort();
   state.controller = null;
   state.generation++;
-  for (const panel of panels.values()) panel.setEmpty();
+  for (const panel of panels.values()) panel.setEmpty(state.mode === "number" ? "Write a number" : "Draw a digit");
   attention.clear();
+  $("pad-boxes").replaceChildren();
+  state.reads = new Map();
   clearCanvas(preview);
   preview.dataset.state = "empty";
   $("announcer").textContent = "";
@@ -183,6 +188,22 @@ function predictNow() {
   const gen = ++state.generation;
   const image = pad.toDataURL(280);
   const current = () => gen === state.generation;
+  const jobs = state.mode === "number" ? readJobs(image, gen, current, controller) : digitJobs(image, gen, current, controller);
+  Promise.all(jobs).then((results) => {
+    if (!current()) return;
+    const said = [...panels.values()].map((p, i) => {
+      const r = results[i];
+      if (!r) return null;
+      return r.text !== undefined ? `${p.name} reads ${r.text}` : `${p.name} reads ${r.label}, ${Math.round(r.confidence * 100)} percent`;
+    });
+    $("announcer").textContent = said.filter(Boolean).join(". ");
+  });
+  updateBusy();
+}
+
+/** One digit: /predict per model, except the attention model, whose /attention answer already
+ * holds its prediction (one forward pass per stroke instead of two). */
+function digitJobs(image, gen, current, controller) {
   let inputShown = false;
   const showInput = (input) => {
     if (!inputShown && input && current()) {
@@ -191,46 +212,95 @@ function predictNow() {
       preview.dataset.state = "done";
     }
   };
-
-  const jobs = [];
-  for (const panel of panels.values()) {
-    panel.setLoading(gen);
-    jobs.push(
-      track(api.predict(panel.name, image, controller.signal))
-        .then(({ data, rtt }) => {
-          if (!current()) return null;
-          panel.setResult(data, rtt, gen);
-          showInput(data.input);
-          return data;
-        })
-        .catch((err) => {
-          if (!isAbort(err) && current()) panel.setError(describe(err), gen);
-          return null;
-        }),
-    );
-  }
   const attnModel = attention.selectedModel;
-  if (attnModel) {
-    jobs.push(
-      track(api.attention(attnModel, image, controller.signal))
-        .then(({ data }) => {
-          if (!current()) return;
-          showInput(data.input);
-          attention.setData(data);
-        })
-        .catch((err) => {
-          if (!isAbort(err) && current()) attention.clear(describe(err));
-        }),
-    );
-  }
-  Promise.all(jobs).then((results) => {
-    if (!current()) return;
-    const said = [...panels.values()].map((p, i) =>
-      results[i] ? `${p.name} reads ${results[i].label}, ${Math.round(results[i].confidence * 100)} percent` : null,
-    );
-    $("announcer").textContent = said.filter(Boolean).join(". ");
+  return [...panels.values()].map((panel) => {
+    panel.setLoading(gen);
+    const withAttention = panel.name === attnModel;
+    const call = withAttention ? api.attention : api.predict;
+    return track(call(panel.name, image, controller.signal))
+      .then(({ data, rtt }) => {
+        if (!current()) return null;
+        panel.setResult(data, rtt, gen);
+        showInput(data.input);
+        if (withAttention) attention.setData(data);
+        return data;
+      })
+      .catch((err) => {
+        if (!isAbort(err) && current()) {
+          panel.setError(describe(err), gen);
+          if (withAttention) attention.clear(describe(err));
+        }
+        return null;
+      });
   });
-  updateBusy();
+}
+
+/** A whole number: /read per model; the boxes come from the first answer (the split does not
+ * depend on the model), and the chosen digit's attention from its 28x28 input. */
+function readJobs(image, gen, current, controller) {
+  state.reads = new Map();
+  state.selected = 0;
+  return [...panels.values()].map((panel) => {
+    panel.setLoading(gen);
+    return track(api.read(panel.name, image, controller.signal))
+      .then(({ data, rtt }) => {
+        if (!current()) return null;
+        state.reads.set(panel.name, { data, rtt });
+        panel.setNumber(data, rtt, gen, state.selected);
+        if (state.reads.size === 1) showBoxes(data.digits);
+        if (panel.name === attention.selectedModel) selectDigit(state.selected, gen);
+        return data;
+      })
+      .catch((err) => {
+        if (!isAbort(err) && current()) panel.setError(describe(err), gen);
+        return null;
+      });
+  });
+}
+
+function showBoxes(digits) {
+  const layer = $("pad-boxes");
+  layer.replaceChildren();
+  const [w, h] = [Math.round(280 * pad.aspect), 280]; // the picture that was sent
+  digits.forEach((d, i) => {
+    const [x0, y0, x1, y1] = d.box;
+    const btn = document.createElement("button");
+    btn.type = "button";
+    btn.className = "digit-box";
+    btn.dataset.testid = `digit-box-${i}`;
+    btn.style.left = `${(100 * x0) / w}%`;
+    btn.style.top = `${(100 * y0) / h}%`;
+    btn.style.width = `${(100 * (x1 - x0)) / w}%`;
+    btn.style.height = `${(100 * (y1 - y0)) / h}%`;
+    btn.setAttribute("aria-label", `Digit ${i + 1}: show its probabilities`);
+    btn.setAttribute("aria-pressed", String(i === state.selected));
+    btn.addEventListener("click", () => selectDigit(i, state.generation));
+    layer.append(btn);
+  });
+  layer.hidden = digits.length === 0;
+}
+
+function selectDigit(index, gen) {
+  state.selected = index;
+  for (const btn of $("pad-boxes").children) btn.setAttribute("aria-pressed", String(btn.dataset.testid === `digit-box-${index}`));
+  for (const panel of panels.values()) {
+    const r = state.reads.get(panel.name);
+    if (r) panel.setNumber(r.data, r.rtt, gen, index);
+  }
+  const r = state.reads.get(attention.selectedModel) || [...state.reads.values()][0];
+  const digit = r && r.data.digits[index];
+  if (!digit || !digit.input) return;
+  drawInput(preview, digit.input);
+  preview.dataset.state = "done";
+  const model = attention.selectedModel;
+  if (!model) return;
+  track(api.attentionPixels(model, digit.input, state.controller && state.controller.signal))
+    .then(({ data }) => {
+      if (gen === state.generation && state.selected === index) attention.setData(data);
+    })
+    .catch((err) => {
+      if (!isAbort(err) && gen === state.generation) attention.clear(describe(err));
+    });
 }
 
 /** Count in-flight requests for data-busy (tests and the loading style wait on it). */
@@ -320,6 +390,15 @@ document.addEventListener("keydown", (e) => {
 });
 
 attention.onModelChange = () => predictNow();
+
+$("mode").addEventListener("change", (e) => {
+  state.mode = e.target.checked ? "number" : "digit";
+  app.dataset.mode = state.mode;
+  $("pad-title").textContent = e.target.checked ? "Write a number" : "Draw a digit";
+  $("pad-hint").textContent = e.target.checked ? "Several digits, left to right" : "One digit, 0–9, as large as the pad";
+  prompt.querySelector("span").textContent = e.target.checked ? "Write a number" : "Draw a digit";
+  pad.setAspect(e.target.checked ? 3 : 1);
+});
 
 resetResults();
 connect();

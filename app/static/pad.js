@@ -20,6 +20,7 @@ export class Pad extends EventTarget {
     this.activeId = null;
     this.current = null;
     this.frame = 0;
+    this.aspect = 1; // width / height: 1 for one digit, 3 for a number
     this.#bindPointer();
     new ResizeObserver(() => this.#resize()).observe(canvas);
     this.#resize();
@@ -57,11 +58,23 @@ export class Pad extends EventTarget {
     this.#emit(true);
   }
 
-  /** PNG data URL of the pad rendered at size x size pixels (ink on paper). */
+  /** Wide pad for numbers (3) or square for one digit (1); the drawing is cleared. */
+  setAspect(aspect) {
+    if (aspect === this.aspect) return;
+    this.aspect = aspect;
+    this.#cancelStroke();
+    this.items = [];
+    this.#resize();
+    this.#redraw();
+    this.#emit(true);
+  }
+
+  /** PNG data URL of the pad rendered `size` pixels high (ink on paper), as wide as the pad. */
   toDataURL(size = 280) {
     const out = document.createElement("canvas");
-    out.width = out.height = size;
-    this.#render(out.getContext("2d"), size);
+    out.height = size;
+    out.width = Math.round(size * this.aspect);
+    this.#render(out.getContext("2d"), out.width, out.height);
     return out.toDataURL("image/png");
   }
 
@@ -72,9 +85,11 @@ export class Pad extends EventTarget {
   #resize() {
     const rect = this.canvas.getBoundingClientRect();
     const dpr = window.devicePixelRatio || 1;
-    const side = Math.max(1, Math.round(rect.width * dpr));
-    if (this.canvas.width !== side || this.canvas.height !== side) {
-      this.canvas.width = this.canvas.height = side;
+    const width = Math.max(1, Math.round(rect.width * dpr));
+    const height = Math.max(1, Math.round(width / this.aspect));
+    if (this.canvas.width !== width || this.canvas.height !== height) {
+      this.canvas.width = width;
+      this.canvas.height = height;
       this.#redraw();
     }
   }
@@ -82,21 +97,21 @@ export class Pad extends EventTarget {
   #redraw() {
     cancelAnimationFrame(this.frame);
     this.frame = 0;
-    this.#render(this.ctx, this.canvas.width);
+    this.#render(this.ctx, this.canvas.width, this.canvas.height);
   }
 
   #scheduleRedraw() {
     if (!this.frame) this.frame = requestAnimationFrame(() => this.#redraw());
   }
 
-  #render(ctx, size) {
+  #render(ctx, width, height) {
     ctx.save();
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.fillStyle = PAPER;
-    ctx.fillRect(0, 0, size, size);
+    ctx.fillRect(0, 0, width, height);
     for (const item of this.items) {
-      if (item.kind === "image") drawImageFit(ctx, item, size);
-      else drawStroke(ctx, item.points, size);
+      if (item.kind === "image") drawImageFit(ctx, item, width, height);
+      else drawStroke(ctx, item.points, width, height);
     }
     ctx.restore();
   }
@@ -154,14 +169,15 @@ export class Pad extends EventTarget {
   }
 }
 
-/** A stroke through the midpoints of its samples with quadratic curves: smooth, no overshoot. */
-function drawStroke(ctx, points, size) {
+/** A stroke through the midpoints of its samples with quadratic curves: smooth, no overshoot.
+ * The pen's width follows the pad's height, so a wide pad writes digits as thick as a square one. */
+function drawStroke(ctx, points, width, height) {
   ctx.strokeStyle = INK;
   ctx.fillStyle = INK;
-  ctx.lineWidth = STROKE_FRACTION * size;
+  ctx.lineWidth = STROKE_FRACTION * height;
   ctx.lineCap = "round";
   ctx.lineJoin = "round";
-  const p = points.map(([x, y]) => [x * size, y * size]);
+  const p = points.map(([x, y]) => [x * width, y * height]);
   if (p.length === 1) {
     ctx.beginPath();
     ctx.arc(p[0][0], p[0][1], ctx.lineWidth / 2, 0, Math.PI * 2);
@@ -180,16 +196,16 @@ function drawStroke(ctx, points, size) {
   ctx.stroke();
 }
 
-function drawImageFit(ctx, item, size) {
+function drawImageFit(ctx, item, width, height) {
   const { source, background } = item;
   const w = source.width;
   const h = source.height;
-  const s = Math.min(size / w, size / h);
+  const s = Math.min(width / w, height / h);
   ctx.fillStyle = background;
-  ctx.fillRect(0, 0, size, size);
+  ctx.fillRect(0, 0, width, height);
   ctx.imageSmoothingEnabled = true;
   ctx.imageSmoothingQuality = "high";
-  ctx.drawImage(source, (size - w * s) / 2, (size - h * s) / 2, w * s, h * s);
+  ctx.drawImage(source, (width - w * s) / 2, (height - h * s) / 2, w * s, h * s);
 }
 
 /**

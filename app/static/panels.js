@@ -78,6 +78,7 @@ export class ModelPanel {
   setEmpty(message = "Draw a digit") {
     this.#state("empty");
     this.digit.textContent = "–";
+    this.digit.dataset.long = "false";
     this.confidence.textContent = "–";
     this.rtt.textContent = "–";
     this.server.textContent = "";
@@ -92,7 +93,10 @@ export class ModelPanel {
 
   setResult(res, rtt, generation) {
     this.#state("done", generation);
-    this.digit.textContent = res.label ?? String(res.digit);
+    this.digit.dataset.long = "false";
+    // Scores of "is this a digit at all" arrive with calibrated models; older answers lack them.
+    const notDigit = res.is_digit === false;
+    this.digit.textContent = notDigit ? "?" : (res.label ?? String(res.digit));
     this.confidence.textContent = formatPercent(res.confidence);
     this.rtt.textContent = `${formatMs(rtt)} round trip`;
     const t = res.timing || {};
@@ -100,9 +104,24 @@ export class ModelPanel {
     if (Number.isFinite(t.total_ms)) parts.push(`server ${formatMs(t.total_ms)}`);
     if (Number.isFinite(t.compute_ms)) parts.push(`compute ${formatMs(t.compute_ms)}`);
     this.server.textContent = parts.join(" · ");
-    this.message.textContent = "";
+    this.message.textContent = notDigit ? "This doesn't look like a digit." : "";
     this.message.classList.remove("is-error");
     this.#bars(res.probabilities, res.digit);
+  }
+
+  /** A whole number (/read): the text, and the selected digit's probabilities below it. */
+  setNumber(data, rtt, generation, index) {
+    const digits = data.digits || [];
+    const chosen = digits[Math.min(index, digits.length - 1)];
+    if (!chosen) return this.setError("No digits found", generation);
+    this.setResult({ ...chosen, timing: data.timing }, rtt, generation);
+    const text = digits.map((d) => (d.is_digit === false ? "?" : d.label)).join("");
+    this.digit.textContent = text;
+    this.digit.dataset.long = String(text.length > 2);
+    this.digit.setAttribute("aria-label", `${this.name} reads`);
+    const which = `Digit ${digits.indexOf(chosen) + 1} of ${digits.length}: ${chosen.label}`;
+    this.message.textContent =
+      chosen.is_digit === false ? `${which} — this mark doesn't look like a digit.` : `${which}. Click a box on the pad for another.`;
   }
 
   setError(text, generation) {

@@ -10,8 +10,8 @@ import pytest
 
 from app.main import create_app
 
+from ..model_store.image_support import png_declaring
 from .conftest import CNN, VIT, make_settings, png_bytes, running
-from .test_preprocess import png_declaring
 
 PREDICT = f"/v1/models/{VIT}/predict"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import math
+import re
 
 import pytest
 from PIL import Image
@@ -303,7 +304,9 @@ def test_upload_of_a_non_image_is_refused_on_the_page(page_session, tmp_path):
 )
 def test_server_error_detail_is_shown(page_session, service, artifacts_dir, status, body, shown):
     page = page_session.page
-    page.route("**/v1/models/*/predict*", lambda route: route.fulfill(status=status, json=body))
+    # The ViT's prediction comes with its attention maps (one call per stroke): fail both routes.
+    inference = re.compile(r"/v1/models/[^/]+/(predict|attention)")
+    page.route(inference, lambda route: route.fulfill(status=status, json=body))
     draw(page, STROKES["1"])
     results = settle(page, service.names)
     page.screenshot(path=str(artifacts_dir / f"server-error-{status}.png"), animations="disabled")
@@ -313,7 +316,7 @@ def test_server_error_detail_is_shown(page_session, service, artifacts_dir, stat
         message = panel.locator(".model-message").inner_text()
         assert str(status) in message and shown in message
         assert results[name] == "–"
-    page.unroute("**/v1/models/*/predict*")
+    page.unroute(inference)
     page.get_by_test_id("clear").click()
     draw(page, STROKES["1"])
     assert all(d in DIGITS for d in settle(page, service.names).values())
@@ -323,7 +326,8 @@ def test_network_failure_is_shown_without_retry_storm(page_session, service):
     page = page_session.page
     polls = []
     page.on("request", lambda r: polls.append(r.url) if r.url.endswith("/v2/health/ready") else None)
-    page.route("**/v1/models/*/predict*", lambda route: route.abort("connectionrefused"))
+    inference = re.compile(r"/v1/models/[^/]+/(predict|attention)")
+    page.route(inference, lambda route: route.abort("connectionrefused"))
     draw(page, STROKES["7"])
     settle(page, service.names)
     for name in service.names:
@@ -404,3 +408,29 @@ def test_controls_are_keyboard_reachable(page_session):
     page.get_by_test_id("clear").focus()
     page.keyboard.press("Delete")
     assert page.get_by_test_id("pad-prompt").is_visible()
+
+
+def test_whole_number_is_read_by_every_model_with_a_box_per_digit(page_session, service, artifacts_dir):
+    """Toggle the wide pad, write 2 0 7 with the mouse, read the number, click a digit's box."""
+    from training.numbers import digit_strokes
+
+    page = page_session.page
+    page.get_by_test_id("mode-number").check()
+    strokes = []
+    for k, d in enumerate((2, 0, 7)):  # digits 0.6 of the pad's height; x in units of its width (3x)
+        strokes += [[(0.25 + 0.18 * k + 0.2 * x, 0.2 + 0.6 * y) for x, y in s] for s in digit_strokes(d)]
+    draw(page, strokes)
+    results = settle(page, service.names)
+    boxes = page.locator(".digit-box")
+    assert boxes.count() == 3
+    for name in service.names:
+        assert len(results[name]) == 3 and set(results[name]) <= DIGITS
+        if service.trained:
+            assert results[name] == "207", f"{name} read {results[name]}"
+    boxes.nth(1).click()
+    assert boxes.nth(1).get_attribute("aria-pressed") == "true"
+    if any(m["supports_attention"] for m in service.models):
+        page.wait_for_function("document.getElementById('attention-card').dataset.state === 'done'")
+    page.screenshot(path=str(artifacts_dir / "number-desktop.png"), animations="disabled")
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.screenshot(path=str(artifacts_dir / "number-phone.png"), animations="disabled", full_page=True)

@@ -5,6 +5,7 @@ sys.path so the tests can `from deployfiles import ...`.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import json
@@ -147,6 +148,23 @@ def settings_env_names(settings_cls) -> dict[str, object]:
         default = info.default_factory() if info.default_factory else info.default
         out[(alias or prefix + name).upper()] = default
     return out
+
+
+def uvicorn_graceful_s() -> float | None:
+    """The `timeout_graceful_shutdown=` that ``python -m app`` (app/__main__.py) gives uvicorn, if any."""
+    path = REPO / "app" / "__main__.py"
+    if not path.is_file():
+        return None
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.keyword) and node.arg == "timeout_graceful_shutdown":
+            return float(ast.literal_eval(node.value)) if isinstance(node.value, ast.Constant) else None
+    return None
+
+
+def drain_budget_s(app_env: dict[str, object]) -> float:
+    """Longest SIGTERM -> exit with the default settings: uvicorn's graceful window (in-flight requests,
+    when app/__main__.py sets one) plus SHUTDOWN_GRACE_S (the app's own drain)."""
+    return (uvicorn_graceful_s() or 0.0) + float(app_env["SHUTDOWN_GRACE_S"])
 
 
 def check_settings_accept(settings_cls, env: dict[str, str], monkeypatch) -> None:

@@ -9,6 +9,7 @@ from deployfiles import (
     COMPOSE_CPU,
     COMPOSE_GPU,
     check_settings_accept,
+    drain_budget_s,
     env_of,
     gpu_devices,
     healthcheck_argv,
@@ -16,7 +17,6 @@ from deployfiles import (
     module_or_skip,
     seconds,
     settings_env_names,
-    uvicorn_option,
     volumes_of,
 )
 
@@ -59,14 +59,36 @@ def test_compose_mounts_the_model_store_read_only(compose):
     assert source in spec.get("volumes", {}) or source.startswith((".", "/")), source
 
 
-def test_compose_restart_and_shutdown(compose, serve_argv, app_env):
+def test_compose_restart_and_shutdown(compose, app_env):
     _, spec = compose
     api = spec["services"]["api"]
     assert api["restart"] in ("unless-stopped", "always")
     assert api.get("stop_signal", "SIGTERM") == "SIGTERM"
-    graceful = float(uvicorn_option(serve_argv, "--timeout-graceful-shutdown"))
-    budget = graceful + float(app_env["SHUTDOWN_GRACE_S"])
-    assert seconds(api["stop_grace_period"]) > budget, "docker would SIGKILL a draining server"
+    assert seconds(api["stop_grace_period"]) > drain_budget_s(app_env), (
+        "docker would SIGKILL a draining server"
+    )
+
+
+def test_compose_serves_on_the_published_port(compose, exposed_port):
+    """HOST/PORT are fixed, not passed through: a PORT in the operator's shell must not move the server
+    away from the published port and the healthcheck."""
+    _, spec = compose
+    env = env_of(spec["services"]["api"])
+    assert env["HOST"] == "0.0.0.0" and env["PORT"] == str(exposed_port), env
+
+
+def test_compose_api_runs_read_only(compose):
+    """The same writable paths as on Kubernetes: a tmpfs /tmp and a /dev/shm sized for the app."""
+    _, spec = compose
+    api = spec["services"]["api"]
+    assert api.get("read_only") is True
+    assert "/tmp" in api.get("tmpfs", [])
+    assert bytes_of(api["shm_size"]) >= 256 << 20
+
+
+def bytes_of(size: str) -> int:
+    number, unit = str(size)[:-1], str(size)[-1].lower()
+    return int(number) * {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[unit] if unit.isalpha() else int(size)
 
 
 def test_compose_builds_the_right_targets(compose, stages):

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from deployfiles import (
     DOCKERFILE,
+    drain_budget_s,
     health_url,
     healthcheck_argv,
     materialize,
     parse_dockerfile,
-    uvicorn_option,
 )
 
 
@@ -128,9 +128,9 @@ def test_image_command_serves_turns_healthy_and_drains(
     assert all(p.startswith(str(workdir)) for p in where.stdout.split()), where.stdout
 
     port = free_port()
-    argv = [sys.executable, "-m", *serve_argv]
-    argv[argv.index("--port") + 1] = str(port)
-    argv[argv.index("--host") + 1] = "127.0.0.1"
+    assert serve_argv[0] == "python", serve_argv
+    argv = [sys.executable, *serve_argv[1:]]
+    env.update(HOST="127.0.0.1", PORT=str(port))  # settings, as the container could be given them
     check = healthcheck_argv(runtime.last("HEALTHCHECK"))
     check[2] = check[2].replace(f"127.0.0.1:{exposed_port}", f"127.0.0.1:{port}")
     log = tmp_path / "server.log"
@@ -152,11 +152,10 @@ def test_image_command_serves_turns_healthy_and_drains(
             )
             time.sleep(0.5)
         server.send_signal(signal.SIGTERM)
-        graceful = float(uvicorn_option(serve_argv, "--timeout-graceful-shutdown"))
-        code = server.wait(timeout=graceful + float(app_env["SHUTDOWN_GRACE_S"]) + 10)
-        # uvicorn re-raises the signal once it has shut down cleanly: -SIGTERM (docker shows 143).
+        code = server.wait(timeout=drain_budget_s(app_env) + 10)
+        # uvicorn re-raises the signal once it has shut down cleanly: -SIGTERM (docker shows 143; as
+        # PID 1 in a container the re-raised signal is ignored and the exit status is 0).
         assert code in (0, -signal.SIGTERM), f"exit {code} on SIGTERM:\n{log.read_text()[-3000:]}"
-        assert "Application shutdown complete" in log.read_text(), log.read_text()[-3000:]
     finally:
         if server.poll() is None:
             server.kill()

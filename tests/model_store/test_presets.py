@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -98,3 +100,11 @@ def test_cnn_config_errors() -> None:
         CNNConfig(variant="resnet")
     with pytest.raises(ValueError, match="divisible by 4"):
         CNNConfig(variant="bn", image_size=30)
+
+
+def test_config_from_dict_reads_cards_written_before_drop_path() -> None:
+    old = PRESETS["vit-mnist-tiny"].to_dict()
+    old.pop("drop_path")  # cards written before stochastic depth existed lack the field
+    cfg = config_from_dict(old)
+    assert cfg.drop_path == 0.0 and cfg == replace(PRESETS["vit-mnist-tiny"], drop_path=0.0)
+    assert config_from_dict(PRESETS["vit-mnist"].to_dict()) == PRESETS["vit-mnist"]

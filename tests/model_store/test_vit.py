@@ -208,3 +208,39 @@ def test_attention_rollout_on_model_attention() -> None:
     assert (got >= 0).all()
     torch.testing.assert_close(got.sum(-1), torch.ones(2))
     np.testing.assert_allclose(got.numpy(), rollout_reference(attn.numpy()), rtol=1e-4, atol=1e-7)
+
+
+def test_drop_path_rates_rise_with_depth() -> None:
+    model = small_vit(depth=4, drop_path=0.3)
+    rates = [block.drop_path.p for block in model.blocks]
+    assert rates == pytest.approx([0.0, 0.1, 0.2, 0.3])
+    assert [b.drop_path.p for b in small_vit(depth=1, drop_path=0.2).blocks] == [0.2]
+    with pytest.raises(ValueError, match="drop_path"):
+        ViTConfig(drop_path=1.0)
+
+
+def test_drop_path_is_off_in_eval_and_per_sample_in_training() -> None:
+    torch.manual_seed(0)
+    with_dp = randomise(small_vit(drop_path=0.5))
+    without = small_vit()
+    without.load_state_dict(with_dp.state_dict())  # drop path adds no parameters
+    without.eval()
+    x = torch.randn(8, 1, 28, 28)
+    with torch.no_grad():
+        torch.testing.assert_close(with_dp(x), without(x))  # eval: the identity
+        with_dp.train()
+        a, b = with_dp(x), with_dp(x)
+    assert not torch.allclose(a, b)  # training: a fresh draw each call
+
+
+def test_drop_path_drops_whole_samples_and_keeps_the_mean() -> None:
+    from model_store.vit import DropPath
+
+    torch.manual_seed(0)
+    drop = DropPath(0.25).train()
+    out = drop(torch.ones(4000, 3, 2))
+    per_sample = out[:, 0, 0]
+    assert per_sample.unique().tolist() == pytest.approx([0.0, 1 / 0.75])
+    assert (out == per_sample.view(-1, 1, 1)).all()  # a sample is kept or dropped as a whole
+    assert out.mean().item() == pytest.approx(1.0, abs=0.05)
+    assert torch.equal(drop.eval()(out), out)

@@ -133,3 +133,17 @@ def test_resume_without_state_starts_from_scratch(train_cli, tmp_path: Path) -> 
     assert result.code == 0
     assert any("starting from scratch" in line for line in result.log)
     assert [r["epoch"] for r in result.metrics()] == [1]
+
+
+def test_regularisation_options_reach_the_run_and_the_card(train_cli, tmp_path: Path) -> None:
+    args = ["--model", "vit-mnist-tiny", "--set", "depth=2", "--set", "drop_path=0.1", "--limit-train", "256",
+            "--limit-test", "50", "--batch-size", "64", "--epochs", "1", "--ema-decay", "0",
+            "--elastic-alpha", "20", "--elastic-sigma", "3", "--erase-prob", "0.2"]  # fmt: skip
+    result = train_cli(args, tmp_path / "store", tmp_path / "run")
+    assert result.code == 0
+    model, card = ModelStore(tmp_path / "store").load("vit-mnist-tiny")
+    assert card.architecture["drop_path"] == 0.1 and model.cfg.drop_path == 0.1
+    assert [b.drop_path.p for b in model.blocks] == pytest.approx([0.0, 0.1])
+    recorded = card.training["args"]
+    assert (recorded["elastic_alpha"], recorded["elastic_sigma"], recorded["erase_prob"]) == (20, 3, 0.2)
+    assert "--elastic-alpha 20" in card.training["command"]

@@ -1,0 +1,148 @@
+"""Bytes -> gray pixels: decoding, format and size checks, alpha and EXIF, and the errors they raise.
+
+model_store knows nothing of HTTP: each ``ImageError`` subclass names the status a server should
+answer (the app maps them to its own errors). Every function here is synchronous and CPU-bound.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import logging
+import math
+
+import numpy as np
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+log = logging.getLogger(__name__)
+
+WORK_SIZE = 256  # larger images are reduced to at most this side before processing
+
+
+class ImageError(ValueError):
+    """A picture (or pixel list) that cannot become a digit; the message is meant for the client.
+    model_store knows nothing of HTTP: each subclass names the status a server should answer."""
+
+
+class NotAnImage(ImageError):
+    """Not an image, corrupt or truncated (HTTP 400)."""
+
+
+class UnsupportedFormat(ImageError):
+    """A real image in a format the models are not served from (HTTP 415)."""
+
+
+class ImageTooLarge(ImageError):
+    """Too many pixels, or a decompression bomb (HTTP 413)."""
+
+
+class NoInk(ImageError):
+    """An empty canvas: nothing stands out from the paper (HTTP 422)."""
+
+
+class InvalidPixels(ImageError):
+    """A pixel list that is not 28 rows of 28 numbers 0..255 (HTTP 422)."""
+
+
+SUPPORTED_FORMATS = frozenset({"PNG", "JPEG", "MPO", "WEBP", "BMP", "DIB", "GIF"})
+SUPPORTED_MEDIA_TYPES = frozenset(
+    {"image/png", "image/jpeg", "image/jpg", "image/pjpeg", "image/webp", "image/bmp", "image/x-ms-bmp",
+     "image/x-bmp", "image/gif"}
+)  # fmt: skip
+
+
+_pillow_limit = 0
+
+
+def configure(max_image_pixels: int) -> None:
+    """Pillow's own bomb guard (DecompressionBombError above 2x its limit) set from the settings.
+    Each decode also checks its own limit (``decode_image``), so several apps in one process (tests)
+    share the largest limit here without loosening anyone's check."""
+    global _pillow_limit
+    _pillow_limit = max(_pillow_limit, max_image_pixels)
+    Image.MAX_IMAGE_PIXELS = _pillow_limit
+
+
+# ---------------------------------------------------------------------------------------------- input
+
+
+def decode_base64(text: str) -> bytes:
+    """Base64 (standard alphabet, optional ``data:image/...;base64,`` prefix) -> bytes."""
+    if text.startswith("data:"):
+        _, sep, text = text.partition(",")
+        if not sep:
+            raise NotAnImage("data URL without a ',' before the base64 payload")
+    try:
+        return base64.b64decode("".join(text.split()), validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise NotAnImage(f"image is not valid base64: {exc}") from exc
+
+
+def decode_image(data: bytes, max_pixels: int) -> Image.Image:
+    """Bytes -> a loaded Pillow image, orientation applied.
+    Raises NotAnImage, ImageTooLarge or UnsupportedFormat."""
+    if not data:
+        raise NotAnImage("empty body: expected image bytes")
+    try:
+        img = Image.open(io.BytesIO(data))
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise ImageTooLarge(f"decompression bomb refused: {exc}") from exc
+    except UnidentifiedImageError as exc:
+        raise NotAnImage("not an image: the bytes are not a PNG, JPEG, WebP, BMP or GIF") from exc
+    except Exception as exc:  # corrupt headers make some plugins raise odd errors
+        raise NotAnImage(f"could not read the image: {exc}") from exc
+    if img.format not in SUPPORTED_FORMATS:
+        raise UnsupportedFormat(
+            f"image format {img.format} is not supported; send PNG, JPEG, WebP, BMP or GIF"
+        )
+    width, height = img.size
+    if width * height > max_pixels:
+        raise ImageTooLarge(f"image is {width}x{height} = {width * height} pixels; the limit is {max_pixels}")
+    if width < 1 or height < 1:
+        raise NotAnImage("image has no pixels")
+    try:
+        if img.format in ("JPEG", "MPO"):
+            img.draft("L", (WORK_SIZE, WORK_SIZE))  # decode JPEG at reduced scale, straight to gray
+        img.load()
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise ImageTooLarge(f"decompression bomb refused: {exc}") from exc
+    except Exception as exc:
+        raise NotAnImage(f"could not decode the image (truncated or corrupt {img.format}): {exc}") from exc
+    if "exif" in img.info:  # camera pictures: apply the orientation tag
+        try:
+            img = ImageOps.exif_transpose(img)
+        except Exception:  # a broken EXIF block should not cost the prediction
+            log.debug("ignoring unreadable EXIF orientation", exc_info=True)
+    return img
+
+
+def to_gray(img: Image.Image) -> np.ndarray:
+    """Pillow image (any mode) -> gray float32 0..1 at most WORK_SIZE per side, alpha composited."""
+    factor = math.ceil(max(img.size) / WORK_SIZE)
+    if img.mode.startswith("I") or img.mode == "F":  # 16/32-bit gray
+        img = img.convert("F") if img.mode == "F" else img.convert("I").convert("F")
+        if factor > 1:
+            img = img.reduce(factor)
+        arr = np.asarray(img, dtype=np.float32)
+        top = float(arr.max())
+        return arr / (65535.0 if top > 255 else 255.0 if top > 1 else 1.0)
+    has_alpha = img.mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in img.info
+    if img.mode in ("La", "LAB"):
+        img = img.convert("RGBA" if has_alpha else "RGB")
+    img = img.convert("LA" if has_alpha else "L")
+    if factor > 1:
+        img = img.reduce(factor)
+    if not has_alpha:
+        return np.asarray(img, dtype=np.float32) / 255.0
+    la = np.asarray(img, dtype=np.float32) / 255.0
+    gray, alpha = la[..., 0], la[..., 1]
+    if alpha.min() > 0.99:
+        return gray
+    weight = float(alpha.sum())
+    if weight < 1e-3:
+        raise NoInk("the image is fully transparent: no ink found")
+    # Transparent pixels take the colour opposite to the strokes': dark strokes go onto white.
+    ink_level = float((gray * alpha).sum()) / weight
+    background = 1.0 if ink_level < 0.5 else 0.0
+    return gray * alpha + background * (1.0 - alpha)

@@ -1,0 +1,339 @@
+"""Split a picture of a number into its digits, each fitted like a single-digit upload.
+
+    picture -> ink map -> connected components -> broken strokes merged -> lines -> touching
+    digits split -> reading order -> one MNIST-style (28, 28) image per digit
+
+Pure numpy/Pillow, no model: the server and the training evaluation call the same function, so the
+exact-read rate measured offline (``python -m training read-eval``) is the one the route serves.
+Each digit goes through the very same ``to_mnist`` as a single-digit upload.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .decode import ImageTooLarge, NoInk, decode_image, to_gray
+from .preprocess import (
+    GRAIN,
+    MIN_CONTRAST,
+    MIN_FLOOR,
+    _blur3,
+    _noise_sigma,
+    _paper,
+    _white_on_black,
+    to_mnist,
+)
+
+INK = 0.2  # ink-map level at which a pixel belongs to a stroke (antialiased edges are added back)
+SPECK_AREA = 0.04  # a component under this share of the largest one's area ...
+SPECK_HEIGHT = 0.3  # ... and under this share of its height is dust, not part of a digit
+PIECE_HEIGHT = 0.8  # a piece at most this tall relative to its neighbour may be one of its strokes
+PIECE_OVERLAP = 0.45  # ... when this share of the narrower one's columns lies over the other
+PIECE_GAP = 0.35  # ... and the vertical gap between them is under this share of the taller's height
+PIECE_SHORT = 0.75  # a piece beside a digit (not over it) must be this short relative to it ...
+PIECE_BESIDE = 0.2  # ... and at most this far from it (times the digit's height)
+LINE_OVERLAP = 0.4  # digits whose rows overlap by this share of the shorter one share a line
+NARROW = 0.7  # a part at most this wide (times its height) is one digit
+BRIDGE = 1.6  # touching digits meet in a column of at most this many stroke widths of ink ...
+PIECE_TALL = 0.6  # ... with a digit at least this share of the part's height on either side
+SPLIT_ASPECT = 1.1  # wider than this times its height: touching digits, however they meet
+MARGIN = 2  # zero pixels around each digit's crop (to_mnist reads the paper from the border)
+
+
+class TooManyDigits(ImageTooLarge):
+    """More separate marks than a number may have: refused before any per-digit work (HTTP 413)."""
+
+    def __init__(self, found: int, limit: int) -> None:
+        super().__init__(f"the picture has at least {found} separate marks; at most {limit} digits are read")
+        self.found = found
+        self.limit = limit
+
+
+@dataclass(frozen=True, slots=True)
+class DigitCrop:
+    box: tuple[int, int, int, int]  # x0, y0, x1, y1 (exclusive) in the picture's own pixels
+    pixels: np.ndarray  # (28, 28) float32 0..1, white on black, as ``to_mnist`` makes it
+    line: int  # 0 for the first line of writing, 1 for the next, ...
+
+
+@dataclass(slots=True)
+class _Part:
+    """A set of component labels (one digit, or a digit still to split) and its extent."""
+
+    labels: list[int]
+    x0: int
+    y0: int
+    x1: int  # exclusive
+    y1: int
+    area: int
+    cols: tuple[int, int] | None = None  # a column window when a touching group was cut
+
+    @property
+    def width(self) -> int:
+        return self.x1 - self.x0
+
+    @property
+    def height(self) -> int:
+        return self.y1 - self.y0
+
+    def absorb(self, other: _Part) -> None:
+        self.labels += other.labels
+        self.x0, self.y0 = min(self.x0, other.x0), min(self.y0, other.y0)
+        self.x1, self.y1 = max(self.x1, other.x1), max(self.y1, other.y1)
+        self.area += other.area
+
+
+# --------------------------------------------------------------------------------------- entry points
+
+
+def segment_bytes(data: bytes, max_pixels: int, max_digits: int = 32) -> list[DigitCrop]:
+    """Encoded image bytes -> its digits in reading order. Raises the decoder's ImageErrors:
+    NoInk (empty) and TooManyDigits among them."""
+    img = decode_image(data, max_pixels)
+    width, height = img.size
+    gray = to_gray(img)  # reduced to at most WORK_SIZE per side: boxes are scaled back below
+    return segment(gray, max_digits, scale=(width / gray.shape[1], height / gray.shape[0]))
+
+
+def segment(
+    gray: np.ndarray, max_digits: int = 32, scale: tuple[float, float] = (1.0, 1.0)
+) -> list[DigitCrop]:
+    """Gray picture (any polarity, 0..1) -> digits in reading order; boxes multiplied by ``scale``."""
+    x = ink_map(gray)
+    labels, n = label_components(x > INK)
+    if n == 0:
+        raise NoInk("no ink found: the picture is empty")
+    parts = _parts(labels, n)
+    # Labelling is linear in the pixels; merging is quadratic in the parts: refuse noise early.
+    if len(parts) > 4 * max_digits:
+        raise TooManyDigits(len(parts), max_digits)
+    parts = _merge_pieces(parts)
+    lines = _lines(parts)
+    ordered = [(i, p) for i, line in enumerate(lines) for q in line for p in _split(q, labels)]
+    if len(ordered) > max_digits:
+        raise TooManyDigits(len(ordered), max_digits)
+    sx, sy = scale
+    crops = []
+    for line_no, part in ordered:
+        pixels = _fit(x, labels, part)
+        if pixels is None:
+            continue
+        box = (int(part.x0 * sx), int(part.y0 * sy), int(np.ceil(part.x1 * sx)), int(np.ceil(part.y1 * sy)))
+        crops.append(DigitCrop(box, pixels, line_no))
+    if not crops:
+        raise NoInk("no ink found: the picture is empty")
+    return crops
+
+
+# ------------------------------------------------------------------------------------------ ink map
+
+
+def ink_map(gray: np.ndarray) -> np.ndarray:
+    """White-on-black ink 0..1 with the paper at 0, made as ``to_mnist`` makes it (polarity, paper,
+    grain) but on the whole picture, so components are found on the ink the digits are fitted from."""
+    x = _white_on_black(gray.astype(np.float32, copy=False))
+    x = np.clip(x - _paper(x), 0.0, None)
+    peak = float(x.max())
+    if peak < MIN_CONTRAST:
+        raise NoInk("no ink found: the picture is empty or has too little contrast")
+    sigma = _noise_sigma(x)
+    if sigma > 0.01 and min(x.shape) >= 32:  # grainy paper: average the grain down first
+        x = _blur3(x)
+        sigma /= 3.0
+    t = max(MIN_FLOOR, GRAIN * sigma / peak)
+    return np.clip((x / peak - t) / (1.0 - t), 0.0, 1.0)
+
+
+def label_components(mask: np.ndarray) -> tuple[np.ndarray, int]:
+    """8-connected components of a boolean image -> (int32 labels 1..n, 0 = background), n.
+
+    Runs of ink per row are the nodes; a run touches the runs of the previous row whose columns
+    overlap it by one pixel diagonally. Union-find over runs: a 280x1000 canvas has a few hundred.
+    """
+    h, w = mask.shape
+    padded = np.zeros((h, w + 2), dtype=np.int8)
+    padded[:, 1:-1] = mask
+    edges = np.diff(padded, axis=1)
+    rows, starts = np.nonzero(edges == 1)
+    _, ends = np.nonzero(edges == -1)  # exclusive; both are in row-major order
+    parent = list(range(len(rows)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    row_start = np.searchsorted(rows, np.arange(h + 1))
+    for r in range(1, h):
+        a0, a1 = row_start[r - 1], row_start[r]  # runs of the previous row
+        b0, b1 = row_start[r], row_start[r + 1]
+        j = a0
+        for i in range(b0, b1):
+            while j < a1 and ends[j] < starts[i]:  # previous run ends left of this one's diagonal
+                j += 1
+            k = j
+            while k < a1 and starts[k] <= ends[i]:
+                ri, rk = find(i), find(k)
+                if ri != rk:
+                    parent[max(ri, rk)] = min(ri, rk)
+                k += 1
+    roots = np.array([find(i) for i in range(len(rows))], dtype=np.int64)
+    _, run_label = np.unique(roots, return_inverse=True)
+    labels = np.zeros((h, w), dtype=np.int32)
+    for r, s, e, lab in zip(rows, starts, ends, run_label + 1, strict=True):
+        labels[r, s:e] = lab
+    return labels, int(run_label.max() + 1) if len(rows) else 0
+
+
+# ------------------------------------------------------------------------------------------- grouping
+
+
+def _parts(labels: np.ndarray, n: int) -> list[_Part]:
+    """One part per component, without the specks (dust, a pen touching the paper by mistake)."""
+    ys, xs = np.nonzero(labels)
+    lab = labels[ys, xs]
+    area = np.bincount(lab, minlength=n + 1)
+    x0 = np.full(n + 1, labels.shape[1])
+    y0 = np.full(n + 1, labels.shape[0])
+    x1 = np.zeros(n + 1, dtype=np.int64)
+    y1 = np.zeros(n + 1, dtype=np.int64)
+    np.minimum.at(x0, lab, xs)
+    np.minimum.at(y0, lab, ys)
+    np.maximum.at(x1, lab, xs + 1)
+    np.maximum.at(y1, lab, ys + 1)
+    parts = [
+        _Part([i], int(x0[i]), int(y0[i]), int(x1[i]), int(y1[i]), int(area[i])) for i in range(1, n + 1)
+    ]
+    big_area = max(p.area for p in parts)
+    big_height = max(p.height for p in parts)
+    return [p for p in parts if p.area >= SPECK_AREA * big_area or p.height >= SPECK_HEIGHT * big_height]
+
+
+def _belongs(small: _Part, big: _Part) -> bool:
+    """A stroke of the same digit: shorter, and either over or under its columns (a 5's flag, a
+    7's bar) or just beside its rows (the two strokes of a 4), close in both directions."""
+    if small.height > PIECE_HEIGHT * big.height:
+        return False
+    overlap = min(small.x1, big.x1) - max(small.x0, big.x0)
+    gap_y = max(small.y0 - big.y1, big.y0 - small.y1, 0)
+    if overlap >= PIECE_OVERLAP * min(small.width, big.width):
+        return gap_y <= PIECE_GAP * big.height
+    beside = min(small.y1, big.y1) - max(small.y0, big.y0) >= 0.7 * small.height
+    return beside and -overlap <= PIECE_BESIDE * big.height and small.height <= PIECE_SHORT * big.height
+
+
+def _merge_pieces(parts: list[_Part]) -> list[_Part]:
+    """Merge each piece, shortest first, into the digit it belongs to (the most overlapping one),
+    until nothing changes."""
+    parts = list(parts)
+    merged = True
+    while merged:
+        merged = False
+        parts.sort(key=lambda p: p.height)
+        for i, small in enumerate(parts):
+            hosts = [q for q in parts[i + 1 :] if _belongs(small, q)]
+            if hosts:
+                host = max(hosts, key=lambda q: min(small.x1, q.x1) - max(small.x0, q.x0))
+                host.absorb(small)
+                parts.pop(i)
+                merged = True
+                break
+    return parts
+
+
+def _lines(parts: list[_Part]) -> list[list[_Part]]:
+    """Lines of writing top to bottom, each left to right: a part joins the first line whose rows
+    overlap it enough."""
+    lines: list[list[_Part]] = []
+    spans: list[list[int]] = []
+    for p in sorted(parts, key=lambda p: (p.y0 + p.y1) / 2):
+        for line, span in zip(lines, spans, strict=True):
+            overlap = min(p.y1, span[1]) - max(p.y0, span[0])
+            if overlap >= LINE_OVERLAP * min(p.height, span[1] - span[0]):
+                line.append(p)
+                span[0], span[1] = min(span[0], p.y0), max(span[1], p.y1)
+                break
+        else:
+            lines.append([p])
+            spans.append([p.y0, p.y1])
+    return [sorted(line, key=lambda p: (p.x0 + p.x1) / 2) for line in lines]
+
+
+def _split(part: _Part, labels: np.ndarray) -> list[_Part]:
+    """Touching digits, cut where they touch.
+
+    A cut is taken at the column with the least ink in the middle of a part wider than a narrow
+    digit when that column is a thin bridge (about one stroke wide) with a full-height digit on
+    either side: inside one digit the middle columns cross two or three strokes, and a thin column
+    near a digit's edge (a 7's bar, a 4's arm) leaves a short piece. A part much wider than tall is
+    cut at its least-ink columns in any case. Pieces are split again (three touching digits).
+    """
+    if part.width <= NARROW * part.height:
+        return [part]
+    mask = np.isin(labels[part.y0 : part.y1, part.x0 : part.x1], part.labels)
+    if part.cols is not None:
+        keep = np.zeros(part.width, dtype=bool)
+        keep[part.cols[0] - part.x0 : part.cols[1] - part.x0] = True
+        mask &= keep[None, :]
+    ink = mask.sum(axis=0).astype(np.float64)
+    window = np.arange(int(0.2 * part.width), int(0.8 * part.width) + 1)
+    centre = part.width / 2
+    cut = int(window[np.argmin(ink[window] + 0.5 * np.abs(window - centre) / part.width)])
+    left, right = _piece(part, mask, 0, cut), _piece(part, mask, cut, part.width)
+    if left is None or right is None:
+        return [part]
+    # Rows with ink, not the extent: a cut through a 2 leaves its arc's end and its base's end.
+    tall = min(_rows_inked(mask[:, :cut]), _rows_inked(mask[:, cut:])) >= PIECE_TALL * part.height
+    if (ink[cut] <= BRIDGE * _stroke_width(mask) and tall) or part.width > SPLIT_ASPECT * part.height:
+        return _split(left, labels) + _split(right, labels)
+    return [part]
+
+
+def _piece(part: _Part, mask: np.ndarray, a: int, b: int) -> _Part | None:
+    """Columns a..b of a part (its rows trimmed to the ink there)."""
+    sub = mask[:, a:b]
+    rows = np.flatnonzero(sub.any(axis=1))
+    if rows.size == 0 or b <= a:
+        return None
+    x0 = part.x0 + a
+    return _Part(list(part.labels), x0, part.y0 + int(rows[0]), part.x0 + b, part.y0 + int(rows[-1]) + 1,
+                 int(sub.sum()), cols=(x0, part.x0 + b))  # fmt: skip
+
+
+def _rows_inked(mask: np.ndarray) -> int:
+    return int(mask.any(axis=1).sum())
+
+
+def _stroke_width(mask: np.ndarray) -> float:
+    """Mean stroke width: twice the area over the perimeter (as preprocess._thicken measures it)."""
+    m = mask.astype(np.int8)
+    perimeter = (np.abs(np.diff(m, axis=0)).sum() + np.abs(np.diff(m, axis=1)).sum()) / 1.27
+    return 2.0 * float(m.sum()) / max(float(perimeter), 1.0)
+
+
+# --------------------------------------------------------------------------------------------- fitting
+
+
+def _fit(x: np.ndarray, labels: np.ndarray, part: _Part) -> np.ndarray | None:
+    """This digit's ink alone (its neighbours' strokes masked out), through ``to_mnist``."""
+    h, w = x.shape
+    y0, y1 = max(part.y0 - 1, 0), min(part.y1 + 1, h)
+    x0, x1 = max(part.x0 - 1, 0), min(part.x1 + 1, w)
+    mask = np.isin(labels[y0:y1, x0:x1], part.labels)
+    grown = mask.copy()  # one pixel more: the antialiased edge below the INK level
+    grown[1:] |= mask[:-1]
+    grown[:-1] |= mask[1:]
+    grown[:, 1:] |= mask[:, :-1]
+    grown[:, :-1] |= mask[:, 1:]
+    if part.cols is not None:  # a cut through touching digits: only this digit's columns
+        keep = np.zeros(x1 - x0, dtype=bool)
+        keep[max(part.cols[0] - x0, 0) : part.cols[1] - x0] = True
+        grown &= keep[None, :]
+    crop = np.pad(x[y0:y1, x0:x1] * grown, MARGIN)
+    try:
+        return to_mnist(crop)
+    except NoInk:
+        return None

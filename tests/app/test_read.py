@@ -1,0 +1,112 @@
+"""POST /v1/models/{name}/read: a picture of a number -> its digits, boxes and the text."""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from training.numbers import stroke_number
+
+from .conftest import CNN, VIT, png_bytes
+
+
+def number_png(text: str, seed: int = 0) -> bytes:
+    return png_bytes(stroke_number(text, np.random.default_rng(seed)))
+
+
+@pytest.mark.parametrize("name", [VIT, CNN])
+def test_read_multipart_returns_every_digit_left_to_right(client: TestClient, name: str) -> None:
+    r = client.post(f"/v1/models/{name}/read", files={"file": ("n.png", number_png("2026"), "image/png")})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["model"] == name
+    digits = body["digits"]
+    assert len(digits) == 4  # random weights: the count and order are right, not the labels
+    assert body["text"] == "".join(d["label"] for d in digits)
+    xs = [d["box"][0] for d in digits]
+    assert xs == sorted(xs)
+    for d in digits:
+        x0, y0, x1, y1 = d["box"]
+        assert 0 <= x0 < x1 <= 840 and 0 <= y0 < y1 <= 280
+        assert len(d["probabilities"]) == 10 and d["line"] == 0
+        assert "input" not in d
+    assert body["timing"]["batch_size"] >= 4  # all digits of the picture in one forward pass
+
+
+def test_read_raw_body_and_json_give_the_same_answer(client: TestClient) -> None:
+    data = number_png("417", seed=3)
+    raw = client.post(f"/v1/models/{VIT}/read", content=data, headers={"Content-Type": "image/png"})
+    js = client.post(f"/v1/models/{VIT}/read", json={"image": base64.b64encode(data).decode()})
+    assert raw.status_code == js.status_code == 200
+    assert [d["box"] for d in raw.json()["digits"]] == [d["box"] for d in js.json()["digits"]]
+    assert raw.json()["text"] == js.json()["text"]
+
+
+def test_read_return_input_gives_each_digit_as_the_model_saw_it(client: TestClient) -> None:
+    r = client.post(f"/v1/models/{CNN}/read?return_input=true", content=number_png("58"),
+                    headers={"Content-Type": "image/png"})  # fmt: skip
+    digits = r.json()["digits"]
+    assert len(digits) == 2
+    for d in digits:
+        x = np.asarray(d["input"])
+        assert x.shape == (28, 28) and 0.0 <= x.min() and x.max() <= 1.0
+
+
+def test_read_two_lines_top_to_bottom(client: TestClient) -> None:
+    top = stroke_number("12", np.random.default_rng(1))
+    bottom = stroke_number("345", np.random.default_rng(2))
+    r = client.post(f"/v1/models/{VIT}/read", content=png_bytes(np.vstack([top, bottom])),
+                    headers={"Content-Type": "image/png"})  # fmt: skip
+    body = r.json()
+    assert [d["line"] for d in body["digits"]] == [0, 0, 1, 1, 1]
+    assert [len(line) for line in body["text"].split("\n")] == [2, 3]
+
+
+def test_read_empty_picture_is_422(client: TestClient) -> None:
+    blank = np.full((280, 840), 255, np.uint8)
+    r = client.post(f"/v1/models/{VIT}/read", content=png_bytes(blank), headers={"Content-Type": "image/png"})
+    assert r.status_code == 422
+    assert "ink" in r.json()["detail"]
+
+
+def test_read_too_many_marks_is_413_before_any_inference(make_client) -> None:  # type: ignore[no-untyped-def]
+    c = make_client(max_digits=3)
+    r = c.post(f"/v1/models/{VIT}/read", content=number_png("12345"), headers={"Content-Type": "image/png"})
+    assert r.status_code == 413
+    assert "at most 3 digits" in r.json()["detail"]
+    dots = np.zeros((200, 600), np.uint8)
+    for y in range(10, 190, 30):
+        for x in range(10, 590, 30):
+            dots[y : y + 10, x : x + 10] = 255  # 120 marks: refused before splitting or fitting any
+    r = c.post(f"/v1/models/{VIT}/read", content=png_bytes(dots), headers={"Content-Type": "image/png"})
+    assert r.status_code == 413
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "status"),
+    [
+        ({"content": b"not an image", "headers": {"Content-Type": "image/png"}}, 400),
+        ({"content": b"%PDF", "headers": {"Content-Type": "application/pdf"}}, 415),
+        ({"json": {"pixels": [[0] * 28] * 28}}, 422),
+        ({"json": {"image": "***"}}, 400),
+    ],
+)
+def test_read_bad_input(client: TestClient, kwargs: dict, status: int) -> None:
+    r = client.post(f"/v1/models/{VIT}/read", **kwargs)
+    assert r.status_code == status, r.text
+    assert isinstance(r.json()["detail"], str)
+
+
+def test_read_unknown_model_is_404(client: TestClient) -> None:
+    r = client.post("/v1/models/nope/read", content=number_png("1"), headers={"Content-Type": "image/png"})
+    assert r.status_code == 404
+
+
+def test_read_is_in_the_openapi_schema(client: TestClient) -> None:
+    spec = client.get("/openapi.json").json()
+    op = spec["paths"]["/v1/models/{name}/read"]["post"]
+    assert set(op["requestBody"]["content"]) == {"multipart/form-data", "image/*", "application/json"}
+    assert "ReadResponse" in spec["components"]["schemas"]

@@ -1,0 +1,148 @@
+"""Calibration data beside a checkpoint: round trip, sha256 verification, old checkpoints, ServingHead."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+from model_store import (
+    CheckpointError,
+    ModelCard,
+    Preprocessing,
+    create_model,
+    load_checkpoint,
+    save_checkpoint,
+)
+from model_store.calibration import (
+    CALIBRATION_FILE,
+    OOD_FILE,
+    Calibration,
+    fit_mahalanobis,
+    load_calibration,
+    mahalanobis_score,
+    save_calibration,
+)
+from model_store.serving import ServingHead
+
+PRESETS = [("vit-mnist-tiny", {"depth": 1}), ("cnn-baseline", {"width": 4, "hidden": 8})]
+
+
+def save_model(directory: Path, preset: str, **overrides) -> tuple[nn.Module, ModelCard]:
+    torch.manual_seed(0)
+    model = create_model(preset, **overrides)
+    with torch.no_grad():
+        for p in model.parameters():  # the ViT head starts at zero: make the logits informative
+            p.add_(torch.randn_like(p) * 0.05)
+    card = ModelCard(
+        name=directory.name, preset=preset, architecture=model.cfg.to_dict(), num_params=0,
+        labels=[str(d) for d in range(10)], dataset={"name": "mnist"}, preprocessing=Preprocessing(),
+        metrics={}, training={"command": "test"},
+    )  # fmt: skip
+    save_checkpoint(model.eval(), card, directory)
+    return model, card
+
+
+def features(model: nn.Module, head: ServingHead, n: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
+    x = torch.rand(n, 1, 28, 28, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        f, _, _ = head.features_and_logits(head.normalize(x))
+    return x, f
+
+
+def calibrate(directory: Path, preset: str, **overrides) -> Calibration:
+    model, card = load_checkpoint(directory)
+    _, f = features(model, ServingHead(model, card))
+    labels = torch.arange(len(f)) % 10
+    means, w = fit_mahalanobis(f, labels, 10)
+    calib = Calibration(temperature=1.7, method="mahalanobis", threshold=-3.5, whitened_means=means,
+                        whitening=w, metrics={"test_ece": 0.01})  # fmt: skip
+    save_calibration(directory, calib, "python -m training calibrate x")
+    return calib
+
+
+@pytest.mark.parametrize(("preset", "overrides"), PRESETS)
+def test_round_trip_and_serving_contract(tmp_path: Path, preset: str, overrides: dict) -> None:
+    directory = tmp_path / "m"
+    save_model(directory, preset, **overrides)
+    calib = calibrate(directory, preset, **overrides)
+    model, card = load_checkpoint(directory)  # the card with a calibration block still loads
+    assert set(card.calibration["files"]) == {CALIBRATION_FILE, OOD_FILE}
+    assert card.calibration["command"] == "python -m training calibrate x"
+    loaded = load_calibration(directory, card)
+    assert loaded is not None and loaded.temperature == 1.7 and loaded.threshold == -3.5
+    assert torch.equal(loaded.whitening, calib.whitening)
+
+    head = ServingHead(model, card, directory).eval()
+    assert head.digit_threshold == -3.5 and float(head.temperature) == pytest.approx(1.7)
+    x, f = features(model, head)
+    with torch.no_grad():
+        out = head(x)
+        logits = model(head.normalize(x))
+    assert out.shape == (len(x), 11) and out.dtype == torch.float32
+    torch.testing.assert_close(out[:, :10], torch.softmax(logits / 1.7, -1))
+    torch.testing.assert_close(out[:, 10], mahalanobis_score(f, calib.whitened_means, calib.whitening))
+    traced = torch.jit.trace(head, x[:2])  # the server traces forward: a pure tensor function
+    torch.testing.assert_close(traced(x), out)
+    if preset.startswith("vit"):
+        with torch.no_grad():
+            out2, attn = head.forward_with_attention(x)
+        torch.testing.assert_close(out2, out, rtol=1e-3, atol=1e-3)  # SDPA vs explicit softmax
+        assert attn.shape[:2] == (len(x), 1)
+
+
+def test_mahalanobis_is_zero_at_a_class_mean_and_grows_away() -> None:
+    gen = torch.Generator().manual_seed(0)
+    f = torch.randn(2000, 8, generator=gen) * torch.linspace(0.5, 3, 8)
+    labels = torch.arange(2000) % 4
+    f = f + 10 * torch.nn.functional.one_hot(labels, 8).float()
+    means, w = fit_mahalanobis(f, labels, 4)
+    centre = f[labels == 2].mean(0, keepdim=True)
+    assert mahalanobis_score(centre, means, w).abs().item() < 1e-3
+    assert mahalanobis_score(centre + 50, means, w).item() < -10
+
+
+@pytest.mark.parametrize("name", [CALIBRATION_FILE, OOD_FILE])
+def test_tampered_calibration_is_refused(tmp_path: Path, name: str) -> None:
+    directory = tmp_path / "m"
+    save_model(directory, *PRESETS[0][:1], **PRESETS[0][1])
+    calibrate(directory, PRESETS[0][0])
+    path = directory / name
+    data = bytearray(path.read_bytes())
+    data[-2] ^= 1
+    path.write_bytes(bytes(data))
+    model, card = load_checkpoint(directory)  # the weights are fine
+    with pytest.raises(CheckpointError, match="sha256 mismatch"):
+        ServingHead(model, card, directory)
+
+
+def test_missing_calibration_file_is_refused(tmp_path: Path) -> None:
+    directory = tmp_path / "m"
+    save_model(directory, PRESETS[0][0], **PRESETS[0][1])
+    calibrate(directory, PRESETS[0][0])
+    (directory / OOD_FILE).unlink()
+    model, card = load_checkpoint(directory)
+    with pytest.raises(CheckpointError, match="calibration file not found"):
+        load_calibration(directory, card)
+
+
+def test_old_checkpoint_is_served_uncalibrated_with_a_warning(tmp_path: Path, caplog) -> None:
+    directory = tmp_path / "old"
+    save_model(directory, PRESETS[0][0], **PRESETS[0][1])
+    card_json = json.loads((directory / "card.json").read_text())
+    card_json.pop("calibration")  # a card written before the field existed
+    (directory / "card.json").write_text(json.dumps(card_json))
+    model, card = load_checkpoint(directory)
+    assert card.calibration is None
+    with caplog.at_level(logging.WARNING, logger="model_store.serving"):
+        head = ServingHead(model, card, directory)
+    assert "uncalibrated" in caplog.text
+    assert float(head.temperature) == 1.0 and head.digit_threshold is None and head.method == "max_softmax"
+    x = torch.rand(3, 1, 28, 28)
+    with torch.no_grad():
+        out = head(x)
+    torch.testing.assert_close(out[:, 10], out[:, :10].max(-1).values)

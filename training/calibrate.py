@@ -1,0 +1,294 @@
+"""``python -m training calibrate``: temperature and "is it a digit" for stored checkpoints.
+
+For each model: fit the temperature on the validation split the card names (Guo et al. 2017); fit
+class means and a shared covariance of the features on training images (Lee et al. 2018); score
+every candidate digit score (Mahalanobis, energy, max-softmax) with a threshold that flags a fixed
+small share of validation digits; measure each on MNIST test digits, digits drawn like the page
+draws them, and generated outliers; keep the best; write calibration.json + ood.safetensors beside
+the weights and record the sha256, the measurements and this command in the card.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from model_store import ModelStore, load_checkpoint
+from model_store.calibration import (
+    Calibration,
+    energy_score,
+    fit_mahalanobis,
+    mahalanobis_score,
+    save_calibration,
+)
+from model_store.preprocess import ImageError, preprocess_bytes
+from model_store.serving import ServingHead
+
+from .calibration_metrics import auroc, expected_calibration_error, fit_temperature, flag_rate, threshold_at
+from .data import DataBundle, load_data
+from .drawn import drawn_digits
+from .outliers import FAMILIES, generate_outliers
+
+log = logging.getLogger("training")
+
+MAX_PIXELS = 1 << 24
+DOCS_DIR = Path("docs/calibration")
+
+
+def add_calibrate_args(p: argparse.ArgumentParser, settings) -> None:
+    p.add_argument("models", nargs="*", help="model names (default: every model in the store)")
+    p.add_argument("--store-dir", type=Path, default=settings.model_store_dir, help="env MODEL_STORE_DIR")
+    p.add_argument(
+        "--data-root", type=Path, default=settings.data_root, help="holds MNIST/raw/ (env DATA_ROOT)"
+    )
+    p.add_argument(
+        "--method",
+        default="auto",
+        choices=["auto", "mahalanobis", "energy", "max_softmax"],
+        help="digit score; auto: most outliers flagged within the digit targets (default)",
+    )
+    p.add_argument(
+        "--val-flag-rate",
+        type=float,
+        default=0.0025,
+        help="share of validation digits below the threshold; default: 0.0025",
+    )
+    p.add_argument(
+        "--fit-images",
+        type=int,
+        default=20000,
+        help="training images for the feature statistics; default: 20000",
+    )
+    p.add_argument("--outliers-per-family", type=int, default=150, help="default: 150")
+    p.add_argument("--drawn-per-class", type=int, default=100, help="default: 100")
+    p.add_argument("--seed", type=int, default=0, help="outlier and drawn-digit seed; default: 0")
+    p.add_argument(
+        "--plots-dir", type=Path, default=DOCS_DIR, help=f"reliability diagrams; default: {DOCS_DIR}"
+    )
+    p.add_argument("--device", default="auto", help="auto, cpu or cuda; default: auto")  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------- inputs
+
+
+def uploads_to_tensor(pngs: list[bytes]) -> tuple[torch.Tensor, torch.Tensor]:
+    """PNG uploads through the real preprocessing -> (N, 1, 28, 28) 0..1 and which were accepted.
+
+    A picture the preprocessing refuses (no ink, too little contrast) never reaches the model.
+    """
+    arrays, ok = [], []
+    for png in pngs:
+        try:
+            arrays.append(preprocess_bytes(png, MAX_PIXELS))
+            ok.append(True)
+        except ImageError:
+            ok.append(False)
+        except ValueError:  # a preprocessing bug, not a refusal: count it as refused, but say so
+            log.warning("preprocess_bytes failed on a generated upload", exc_info=True)
+            ok.append(False)
+    x = torch.from_numpy(np.stack(arrays)) if arrays else torch.zeros(0, 28, 28)
+    return x[:, None].float(), torch.tensor(ok)
+
+
+@torch.inference_mode()
+def features_and_logits(
+    head: ServingHead, images01: torch.Tensor, device: torch.device, batch: int = 1000
+) -> tuple[torch.Tensor, torch.Tensor]:
+    feats, logits = [], []
+    for i in range(0, len(images01), batch):
+        x = images01[i : i + batch].to(device)
+        f, z, _ = head.features_and_logits(head.normalize(x))
+        feats.append(f.float().cpu())
+        logits.append(z.float().cpu())
+    return torch.cat(feats), torch.cat(logits)
+
+
+def _u8(images: torch.Tensor) -> torch.Tensor:
+    return images.float() / 255
+
+
+# ----------------------------------------------------------------------------------- measuring
+
+
+def _scores(method: str, feats: torch.Tensor, logits: torch.Tensor, temperature: float, maha) -> torch.Tensor:
+    if method == "mahalanobis":
+        return mahalanobis_score(feats, *maha)
+    if method == "energy":
+        return energy_score(logits)
+    return torch.softmax(logits / temperature, -1).max(-1).values
+
+
+def measure_method(method: str, sets: dict, temperature: float, maha, val_flag_rate: float) -> dict:
+    """Threshold on validation digits, then flag rates on every set and outlier recall per family."""
+    s = {k: _scores(method, *sets[k], temperature, maha) for k in ("val", "test", "outliers", "drawn")}
+    thr = threshold_at(s["val"], val_flag_rate)
+    families = sets["families"]
+    return {
+        "threshold": thr,
+        "flag_rate_test": flag_rate(s["test"], thr),
+        "flag_rate_drawn": flag_rate(s["drawn"], thr),
+        # of the outliers that reach the model (the preprocessing refuses some before it)
+        "outlier_recall": flag_rate(s["outliers"], thr),
+        "outlier_recall_per_family": {
+            f: flag_rate(s["outliers"][families == i], thr) for i, f in enumerate(FAMILIES)
+        },
+        "auroc_test_vs_outliers": auroc(s["test"], s["outliers"]),
+    }
+
+
+def pick_method(results: dict[str, dict], requested: str) -> str:
+    if requested != "auto":
+        return requested
+    ok = [m for m, r in results.items() if r["flag_rate_test"] <= 0.005 and r["flag_rate_drawn"] <= 0.01]
+    return max(ok or results, key=lambda m: results[m]["outlier_recall"])
+
+
+def calibrate_checkpoint(
+    directory: Path, args: argparse.Namespace, command: str, data: DataBundle | None = None
+) -> dict:
+    """Fit, measure, and write one checkpoint's calibration; returns the measurements."""
+    t0 = time.perf_counter()
+    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
+                          "cpu" if args.device == "auto" else args.device)  # fmt: skip
+    model, card = load_checkpoint(directory, device)
+    head = ServingHead(model, card).to(device)  # uncalibrated: we are measuring the raw model
+    if data is None:
+        ds = card.dataset
+        data = load_data(
+            ds.get("name", "mnist"), args.data_root, ds.get("val_images", 5000), ds.get("val_split_seed", 0)
+        )
+    gen = torch.Generator().manual_seed(args.seed)
+    fit_idx = torch.randperm(len(data.train), generator=gen)[: args.fit_images]
+    train_f, _ = features_and_logits(head, _u8(data.train.images[fit_idx]), device)
+    maha = fit_mahalanobis(train_f, data.train.labels[fit_idx], len(card.labels))
+    val = features_and_logits(head, _u8(data.val.images), device)
+    test = features_and_logits(head, _u8(data.test.images), device)
+
+    outliers = generate_outliers(args.outliers_per_family, args.seed)
+    out_x, out_ok = uploads_to_tensor([o.png for o in outliers])
+    drawn_png, drawn_labels = drawn_digits(args.drawn_per_class, args.seed)
+    drawn_x, drawn_ok = uploads_to_tensor(drawn_png)
+    families = torch.tensor([FAMILIES.index(o.family) for o in outliers])[out_ok]
+    sets = {"val": val, "test": test, "outliers": features_and_logits(head, out_x, device),
+            "drawn": features_and_logits(head, drawn_x, device), "families": families}  # fmt: skip
+
+    temperature = fit_temperature(val[1], data.val.labels)
+    test_labels = data.test.labels
+    probs_before = torch.softmax(test[1], -1)
+    probs_after = torch.softmax(test[1] / temperature, -1)
+    results = {m: measure_method(m, sets, temperature, maha, args.val_flag_rate)
+               for m in ("mahalanobis", "energy", "max_softmax")}  # fmt: skip
+    method = pick_method(results, args.method)
+    chosen = results[method]
+    drawn_probs = torch.softmax(sets["drawn"][1] / temperature, -1)
+    refused = {fam: float((~out_ok[[i for i, o in enumerate(outliers) if o.family == fam]]).double().mean())
+               for fam in FAMILIES}  # fmt: skip
+    metrics = {
+        "temperature": temperature,
+        "test_ece_uncalibrated": expected_calibration_error(probs_before, test_labels),
+        "test_ece": expected_calibration_error(probs_after, test_labels),
+        "test_median_confidence": float(probs_after.max(-1).values.median()),
+        "test_share_confidence_ge_0.98": float((probs_after.max(-1).values >= 0.98).double().mean()),
+        "test_median_confidence_uncalibrated": float(probs_before.max(-1).values.median()),
+        "drawn_accuracy": float(
+            (drawn_probs.argmax(-1) == torch.from_numpy(drawn_labels)[drawn_ok]).double().mean()
+        ),
+        "drawn_median_confidence": float(drawn_probs.max(-1).values.median()),
+        "method": method,
+        "val_flag_rate_target": args.val_flag_rate,
+        "outliers": len(outliers),
+        "outliers_refused_by_preprocessing": refused,
+        "drawn_digits": len(drawn_png),
+        "methods": results,
+        "fit_images": len(fit_idx),
+        "seconds": 0.0,
+    }
+    calib = Calibration(
+        temperature=temperature,
+        method=method,
+        threshold=chosen["threshold"],
+        whitened_means=maha[0] if method == "mahalanobis" else None,
+        whitening=maha[1] if method == "mahalanobis" else None,
+        metrics=metrics,
+    )
+    metrics["seconds"] = round(time.perf_counter() - t0, 1)
+    card.metrics.update({
+        "temperature": temperature, "test_ece_uncalibrated": metrics["test_ece_uncalibrated"],
+        "test_ece": metrics["test_ece"], "test_median_confidence": metrics["test_median_confidence"],
+        "digit_flag_rate_test": chosen["flag_rate_test"], "digit_flag_rate_drawn": chosen["flag_rate_drawn"],
+        "outlier_recall": chosen["outlier_recall"],
+    })  # fmt: skip
+    save_calibration(directory, calib, command, card)
+    if args.plots_dir:
+        from .reliability import plot_reliability
+
+        path = plot_reliability(
+            probs_before,
+            probs_after,
+            test_labels,
+            args.plots_dir / f"{card.name}-reliability.png",
+            title=f"{card.name}: MNIST test, T = {temperature:.3f}",
+        )
+        log.info("reliability diagram: %s", path)
+    log.info(
+        "%s: T %.3f, ECE %.4f -> %.4f; %s threshold %.3f flags %.2f%% test, %.2f%% drawn, "
+        "%.1f%% outliers (%.0fs)",
+        card.name,
+        temperature,
+        metrics["test_ece_uncalibrated"],
+        metrics["test_ece"],
+        method,
+        chosen["threshold"],
+        100 * chosen["flag_rate_test"],
+        100 * chosen["flag_rate_drawn"],
+        100 * chosen["outlier_recall"],
+        metrics["seconds"],
+    )
+    return metrics
+
+
+def calibrate_command(argv: list[str]) -> str:
+    return f"python -m training {shlex.join(argv)}"
+
+
+def run_calibrate(args: argparse.Namespace, argv: list[str] | None = None) -> dict[str, dict]:
+    store = ModelStore(args.store_dir)
+    names = args.models or [p.name for p in store.model_dirs()]
+    command = calibrate_command(list(sys.argv[1:] if argv is None else argv))
+    return {name: calibrate_checkpoint(store.path(name), args, command) for name in names}
+
+
+def calibrate_after_training(
+    directory: Path, data: DataBundle, args: argparse.Namespace, plots_dir: Path, smoke: bool
+) -> dict:
+    """The fit of ``python -m training calibrate <name>``, on the data ``train`` already holds.
+
+    ``smoke`` (a --limit-train run): few outliers and drawn digits, so test runs stay fast.
+    """
+    from .settings import settings
+
+    argv = [
+        "calibrate",
+        directory.name,
+        "--store-dir",
+        str(directory.parent),
+        "--data-root",
+        str(args.data_root),
+        "--device",
+        args.device,
+        "--plots-dir",
+        str(plots_dir),
+    ]
+    if smoke:
+        argv += ["--outliers-per-family", "4", "--drawn-per-class", "2", "--fit-images", "2000"]
+    parser = argparse.ArgumentParser()
+    add_calibrate_args(parser, settings)
+    cal_args = parser.parse_args(argv[1:])
+    return calibrate_checkpoint(directory, cal_args, calibrate_command(argv), data)

@@ -1,0 +1,286 @@
+"""Corrupted uploads for the robustness suite: one MNIST digit -> the bytes a user might send.
+
+In the spirit of MNIST-C (Mu & Gilmer, 2019), plus what people produce with phones, scanners and
+pencils. Every generator takes a 28x28 uint8 MNIST digit (white on black) and a seeded
+``numpy.random.Generator`` and returns an encoded image: the digit drawn as dark ink on light paper
+(unless the corruption is about polarity or colour) at a realistic size, as PNG or JPEG. Strengths
+are in MNIST pixels (the digit's 20-px box) so that they mean the same at every rendered size.
+Nothing is stored: the suite is regenerated from the test set and a seed.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+
+import numpy as np
+from PIL import Image, ImageFilter
+
+Corruption = Callable[[np.ndarray, np.random.Generator], bytes]
+
+
+# ---------------------------------------------------------------------------------------- helpers
+
+
+def _ink(u8: np.ndarray, side: int) -> np.ndarray:
+    """The 28x28 digit upscaled to side x side: ink coverage 0..1 (bicubic, like a smooth pen)."""
+    img = Image.fromarray(np.ascontiguousarray(u8, dtype=np.uint8)).resize((side, side), Image.BICUBIC)
+    return np.asarray(img, dtype=np.float32) / 255.0
+
+
+def _side(rng: np.random.Generator) -> int:
+    return int(rng.integers(64, 201))
+
+
+def _page(ink: np.ndarray, paper: float = 0.96, pen: float = 0.08) -> np.ndarray:
+    """Ink coverage -> gray page 0..1: paper where there is no ink, pen where it is full."""
+    return paper + (pen - paper) * np.clip(ink, 0.0, 1.0)
+
+
+def _u8(x: np.ndarray) -> np.ndarray:
+    return np.clip(np.round(x * 255.0), 0, 255).astype(np.uint8)
+
+
+def _encode(x: np.ndarray | Image.Image, fmt: str = "PNG", **save: object) -> bytes:
+    img = x if isinstance(x, Image.Image) else Image.fromarray(_u8(x))
+    if fmt == "PNG":
+        save.setdefault("compress_level", 1)  # the pixels are the same; generating is faster
+    buf = io.BytesIO()
+    img.save(buf, fmt, **save)
+    return buf.getvalue()
+
+
+def _filter(x: np.ndarray, kernel: np.ndarray) -> np.ndarray:
+    """Convolve a page with a (small, normalised) kernel by FFT, edges replicated."""
+    kh, kw = kernel.shape
+    p = np.pad(x, ((kh, kh), (kw, kw)), mode="edge")
+    k = np.zeros_like(p)
+    k[:kh, :kw] = kernel
+    k = np.roll(k, (-(kh // 2), -(kw // 2)), (0, 1))
+    out = np.fft.irfft2(np.fft.rfft2(p) * np.fft.rfft2(k), s=p.shape)
+    return out[kh:-kh, kw:-kw]
+
+
+def _morph(ink: np.ndarray, size: int, grow: bool) -> np.ndarray:
+    """Grey dilation (grow) or erosion by a size x size square, separably (max/min of shifts)."""
+    size = max(3, size | 1)  # odd
+    pick, r = (np.maximum if grow else np.minimum), size // 2
+    for axis in (0, 1):
+        p = np.pad(ink, [(r, r) if a == axis else (0, 0) for a in (0, 1)], mode="edge")
+        n = ink.shape[axis]
+        ink = pick.reduce([np.take(p, range(i, i + n), axis=axis) for i in range(size)])
+    return ink
+
+
+def _affine(ink: np.ndarray, matrix: tuple[float, float, float, float]) -> np.ndarray:
+    """Apply a 2x2 linear map about the image centre (ink outside the canvas is lost, as on paper)."""
+    a, b, c, d = matrix
+    h, w = ink.shape
+    inv = np.linalg.inv(np.array([[a, b], [c, d]]))
+    cx, cy = w / 2, h / 2
+    off = np.array([cx, cy]) - inv @ np.array([cx, cy])
+    coeffs = (inv[0, 0], inv[0, 1], off[0], inv[1, 0], inv[1, 1], off[1])
+    return np.asarray(Image.fromarray(ink, "F").transform((w, h), Image.AFFINE, coeffs, Image.BICUBIC))
+
+
+def _on_canvas(ink: np.ndarray, width: int, height: int, rng: np.random.Generator) -> np.ndarray:
+    """Ink pasted at a random place of a larger empty canvas."""
+    h, w = ink.shape
+    out = np.zeros((height, width), np.float32)
+    top, left = int(rng.integers(0, height - h + 1)), int(rng.integers(0, width - w + 1))
+    out[top : top + h, left : left + w] = ink
+    return out
+
+
+# ----------------------------------------------------------------------------------- corruptions
+
+
+def clean(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    return _encode(_page(_ink(u8, _side(rng))))
+
+
+def gaussian_blur(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    side = _side(rng)
+    sigma = rng.uniform(0.8, 1.6) * side / 28  # out of focus: strokes smeared over ~3-6 MNIST px
+    page = Image.fromarray(_u8(_page(_ink(u8, side)))).filter(ImageFilter.GaussianBlur(sigma))
+    return _encode(page)
+
+
+def motion_blur(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    side = _side(rng)
+    length = rng.uniform(2.0, 4.0) * side / 28
+    n = max(3, int(length) | 1)
+    kernel = np.zeros((n, n), np.float32)
+    kernel[n // 2, :] = 1.0  # a horizontal streak, then turned to a random angle
+    kernel = np.asarray(Image.fromarray(kernel, "F").rotate(rng.uniform(0, 180), Image.BILINEAR))
+    return _encode(_filter(_page(_ink(u8, side)), kernel / kernel.sum()))
+
+
+def defocus_blur(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    side = _side(rng)
+    r = rng.uniform(1.0, 2.0) * side / 28  # the disk of a lens out of focus
+    n = int(np.ceil(r))
+    yy, xx = np.mgrid[-n : n + 1, -n : n + 1]
+    disk = (yy**2 + xx**2 <= r**2).astype(np.float32)
+    return _encode(_filter(_page(_ink(u8, side)), disk / disk.sum()))
+
+
+def _low_res(box: int) -> Corruption:
+    """The digit's 20-px box captured at ``box`` px (scanned or photographed small), then enlarged."""
+
+    def low_res(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+        small = max(4, round(28 * box / 20))
+        page = Image.fromarray(_u8(_page(u8 / 255.0))).resize((small, small), Image.BOX)
+        up = [Image.NEAREST, Image.BILINEAR, Image.BICUBIC][int(rng.integers(3))]
+        side = _side(rng)
+        return _encode(page.resize((side, side), up))
+
+    low_res.__name__ = f"low_res_{box}"
+    return low_res
+
+
+def soft_scan(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """Everything at once, as in the field: grey ink captured small (9-14 px box), enlarged, soft
+    focus, JPEG."""
+    small = max(4, round(28 * rng.uniform(9, 14) / 20))
+    page = _page(u8 / 255.0, rng.uniform(0.75, 0.95), rng.uniform(0.3, 0.55))
+    img = Image.fromarray(_u8(page)).resize((small, small), Image.BOX)
+    side = _side(rng)
+    img = img.resize((side, side), Image.BICUBIC).filter(
+        ImageFilter.GaussianBlur(rng.uniform(0.3, 1.0) * side / 28)
+    )
+    return _encode(img.convert("RGB"), "JPEG", quality=int(rng.integers(40, 90)))
+
+
+def low_contrast(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    paper = rng.uniform(0.55, 0.95)
+    pen = paper - rng.uniform(0.15, 0.3)  # gray ink on gray paper
+    return _encode(_page(_ink(u8, _side(rng)), paper, pen))
+
+
+def faint_pencil(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """Light, grainy graphite: thin gray strokes whose darkness varies along the line."""
+    side = _side(rng)
+    ink = _morph(_ink(u8, side), int(side / 28), grow=False)
+    grain = np.clip(rng.normal(1.0, 0.35, ink.shape), 0.2, 1.6).astype(np.float32)
+    page = _page(ink * grain, 0.93, 0.93 - rng.uniform(0.2, 0.4)) + rng.normal(0, 0.015, ink.shape)
+    return _encode(page)
+
+
+def gaussian_noise(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    side = _side(rng)
+    return _encode(_page(_ink(u8, side)) + rng.normal(0, rng.uniform(0.08, 0.2), (side, side)))
+
+
+def impulse_noise(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    side = _side(rng)
+    page = _page(_ink(u8, side))
+    hit = rng.random((side, side)) < rng.uniform(0.01, 0.04)  # salt and pepper
+    page[hit] = rng.integers(0, 2, int(hit.sum()))
+    return _encode(page)
+
+
+def jpeg(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    page = Image.fromarray(_u8(_page(_ink(u8, _side(rng))))).convert("RGB")
+    return _encode(page, "JPEG", quality=int(rng.integers(5, 21)))
+
+
+def thick_stroke(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    side = _side(rng)
+    grow = int(rng.uniform(1.5, 3.0) * side / 28)  # a marker: strokes 1.5-3 MNIST px wider
+    return _encode(_page(_morph(_ink(u8, side), grow, grow=True)))
+
+
+def thin_stroke(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    side = _side(rng)
+    shrink = int(rng.uniform(0.8, 1.5) * side / 28)  # a fine pen
+    return _encode(_page(_morph(_ink(u8, side), shrink, grow=False)))
+
+
+def rotate(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    angle = np.deg2rad(rng.uniform(15, 25) * rng.choice([-1, 1]))
+    cos, sin = np.cos(angle), np.sin(angle)
+    return _encode(_page(_affine(_ink(u8, _side(rng)), (cos, -sin, sin, cos))))
+
+
+def shear(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    k = rng.uniform(0.2, 0.4) * rng.choice([-1, 1])  # a slanted hand
+    return _encode(_page(_affine(_ink(u8, _side(rng)), (1.0, k, 0.0, 1.0))))
+
+
+def scale(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """A small digit on a large page (10-30% of its width)."""
+    width, height = int(rng.integers(300, 601)), int(rng.integers(300, 601))
+    ink = _ink(u8, int(min(width, height) * rng.uniform(0.14, 0.4)))
+    return _encode(_page(_on_canvas(ink, width, height, rng)))
+
+
+def translate(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """A digit anywhere on a wide or tall page."""
+    side = _side(rng)
+    long = int(side * rng.uniform(1.5, 3.0))
+    width, height = (long, side) if rng.random() < 0.5 else (side, long)
+    return _encode(_page(_on_canvas(_ink(u8, side), width, height, rng)))
+
+
+def coloured_paper(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """Blue, black or red pen on pastel paper, photographed (JPEG)."""
+    side = _side(rng)
+    ink = _ink(u8, side)[..., None]
+    paper = rng.uniform(0.7, 1.0, 3)
+    pen = np.array([[0.1, 0.15, 0.6], [0.1, 0.1, 0.1], [0.7, 0.1, 0.1]])[int(rng.integers(3))]
+    rgb = paper + (pen - paper) * ink
+    return _encode(Image.fromarray(_u8(rgb), "RGB"), "JPEG", quality=int(rng.integers(70, 96)))
+
+
+def uneven_paper(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """A phone photo: light falling off across the page, a soft shadow, paper grain, JPEG."""
+    side = _side(rng)
+    yy, xx = np.mgrid[0:side, 0:side] / side
+    ang = rng.uniform(0, 2 * np.pi)
+    light = 0.9 - rng.uniform(0.2, 0.45) * (np.cos(ang) * xx + np.sin(ang) * yy + 1) / 2
+    page = light * (1.0 - 0.85 * _ink(u8, side)) + rng.normal(0, 0.02, (side, side))
+    return _encode(Image.fromarray(_u8(page)).convert("RGB"), "JPEG", quality=int(rng.integers(60, 91)))
+
+
+def inverted(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """Chalk on a blackboard: light strokes on a dark, slightly noisy board."""
+    side = _side(rng)
+    board = rng.uniform(0.1, 0.3)
+    page = _page(_ink(u8, side), board, rng.uniform(0.8, 1.0)) + rng.normal(0, 0.02, (side, side))
+    return _encode(page)
+
+
+def transparent(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """A drawing app's export: strokes (black or white) as alpha on a transparent canvas."""
+    side = _side(rng)
+    rgba = np.zeros((side, side, 4), np.uint8)
+    rgba[..., :3] = 255 if rng.random() < 0.5 else 0
+    rgba[..., 3] = _u8(_ink(u8, side))
+    return _encode(Image.fromarray(rgba, "RGBA"))
+
+
+# family -> corruptions, in the order the tables show them
+FAMILIES: dict[str, dict[str, Corruption]] = {
+    "clean": {"clean": clean},
+    "blur": {"gaussian_blur": gaussian_blur, "motion_blur": motion_blur, "defocus_blur": defocus_blur},
+    "low_res": {**{f"low_res_{b}": _low_res(b) for b in (8, 12, 16)}, "soft_scan": soft_scan},
+    "faint": {"low_contrast": low_contrast, "faint_pencil": faint_pencil},
+    "noise": {"gaussian_noise": gaussian_noise, "impulse_noise": impulse_noise, "jpeg": jpeg},
+    "stroke": {"thick_stroke": thick_stroke, "thin_stroke": thin_stroke},
+    "geometry": {"rotate": rotate, "shear": shear, "scale": scale, "translate": translate},
+    "paper": {
+        "coloured_paper": coloured_paper,
+        "uneven_paper": uneven_paper,
+        "inverted": inverted,
+        "transparent": transparent,
+    },
+}
+CORRUPTIONS: dict[str, Corruption] = {n: f for fam in FAMILIES.values() for n, f in fam.items()}
+FAMILY_OF: dict[str, str] = {n: fam for fam, group in FAMILIES.items() for n in group}
+
+
+def corrupt(name: str, u8: np.ndarray, seed: int | np.random.Generator) -> bytes:
+    """One corrupted upload of ``u8``; the same name, digit and seed give the same bytes."""
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    return CORRUPTIONS[name](u8, rng)

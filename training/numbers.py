@@ -1,0 +1,209 @@
+"""Pictures of whole numbers, generated in code (nothing committed), to measure reading them.
+
+Families, each a list of (gray uint8 picture, the number's text), 1-8 digits:
+
+- ``mnist``: MNIST test digits side by side (gaps, touching, overlapping a little), white on black;
+- ``strokes``: pen strokes as the demo pad draws them (thick, round caps, ink on white), with
+  broken digits (a 5's flag, a 7's bar, a 4 in two strokes) and natural spacing;
+- ``touching``: the same pen strokes with neighbours run together;
+- ``fonts``: the number typeset in DejaVu faces with tight and loose tracking.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+Stroke = list[tuple[float, float]]
+Sample = tuple[np.ndarray, str]
+
+FAMILIES = ("mnist", "strokes", "touching", "fonts")
+PAD_HEIGHT = 280  # the wide pad on the page is 3:1 at this height
+PAD_WIDTH = 840
+STROKE_FRACTION = 0.075  # of the pad's height, as app/static/pad.js draws
+FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
+FONTS = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSerif.ttf", "DejaVuSansMono.ttf",
+         "DejaVuSansCondensed.ttf", "DejaVuSans-Oblique.ttf", "DejaVuSerif-Bold.ttf")  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------ pen strokes
+
+
+def arc(cx: float, cy: float, rx: float, ry: float, a0: float, a1: float, n: int = 24) -> Stroke:
+    """Points on an ellipse from angle a0 to a1 (degrees, 0 = right, 90 = up; y grows downwards)."""
+    return [
+        (cx + rx * math.cos(math.radians(a)), cy - ry * math.sin(math.radians(a)))
+        for a in np.linspace(a0, a1, n)
+    ]
+
+
+def digit_strokes(d: int, variant: int = 0, broken: bool = False) -> list[Stroke]:
+    """Strokes of one digit in a box 0.6 wide and 1 tall; ``broken`` lifts the pen where people do
+    (a 5's flag, a 7's bar and a 4's second stroke drawn apart from the rest)."""
+    if d == 0:
+        return [arc(0.3, 0.5, 0.28, 0.5, 95, 95 + 370, 40)]
+    if d == 1:
+        return [[(0.3, 0.0), (0.28, 1.0)]] if variant % 2 == 0 else [[(0.1, 0.18), (0.32, 0.0), (0.3, 1.0)]]
+    if d == 2:
+        return [arc(0.3, 0.27, 0.27, 0.27, 160, -35) + [(0.03, 1.0), (0.6, 1.0)]]
+    if d == 3:
+        return [arc(0.29, 0.25, 0.26, 0.25, 150, -90) + arc(0.3, 0.74, 0.29, 0.26, 90, -155)]
+    if d == 4:
+        bar_x = 0.44 if broken else 0.6
+        if variant % 2 == 0:  # closed 4
+            return [[(0.42, 0.0), (0.0, 0.66), (bar_x, 0.66)], [(0.46, 0.2 if broken else 0.05), (0.46, 1.0)]]
+        return [
+            [(0.05, 0.0), (0.02, 0.58), (0.4 if broken else 0.6, 0.58)],
+            [(0.47, 0.0), (0.47, 1.0)],
+        ]
+    if d == 5:
+        flag = [(0.18 if broken else 0.1, 0.0), (0.58, 0.0)]
+        body = [(0.1, 0.1 if broken else 0.0), (0.06, 0.45)] + arc(0.28, 0.7, 0.3, 0.3, 125, -150)
+        return [flag, body]
+    if d == 6:
+        return [[(0.52, 0.0), (0.26, 0.28), (0.06, 0.6)] + arc(0.31, 0.72, 0.26, 0.28, 190, -170)]
+    if d == 7:
+        stem = [(0.58, 0.08), (0.2, 1.0)] if broken else [(0.0, 0.0), (0.6, 0.0), (0.2, 1.0)]
+        strokes = [[(0.0, 0.0), (0.5, 0.0)], stem] if broken else [stem]
+        if variant % 2 == 1:  # continental 7 with a crossing bar
+            strokes.append([(0.16, 0.52), (0.56, 0.52)])
+        return strokes
+    if d == 8:
+        return [arc(0.3, 0.24, 0.22, 0.24, 90, 450, 32), arc(0.3, 0.73, 0.28, 0.27, 90, -270, 32)]
+    return [arc(0.3, 0.27, 0.27, 0.27, -5, 355, 32) + [(0.56, 0.3), (0.5, 1.0)]]
+
+
+def _jitter(strokes: list[Stroke], rng: np.random.Generator) -> list[Stroke]:
+    """A person's hand: slant, squeeze, a small rotation and wobble of every point."""
+    slant, squeeze, turn = rng.uniform(-0.18, 0.22), rng.uniform(0.8, 1.2), rng.uniform(-0.08, 0.08)
+    c, s = math.cos(turn), math.sin(turn)
+    out = []
+    for stroke in strokes:
+        pts = []
+        for x, y in stroke:
+            x, y = (x - 0.3) * squeeze + slant * (0.5 - y), y - 0.5
+            x, y = c * x - s * y, s * x + c * y
+            pts.append((x + 0.3 + rng.normal(0, 0.012), y + 0.5 + rng.normal(0, 0.012)))
+        out.append(pts)
+    return out
+
+
+def _extent(strokes: list[Stroke]) -> tuple[float, float]:
+    xs = [x for s in strokes for x, _ in s]
+    return min(xs), max(xs)
+
+
+def draw_strokes(
+    strokes: list[Stroke], size: tuple[int, int], width: float, supersample: int = 2
+) -> np.ndarray:
+    """Pixel strokes -> gray uint8 picture, dark ink on white, round caps and joins (pad.js)."""
+    w, h = size
+    k = supersample
+    img = Image.new("L", (w * k, h * k), 255)
+    draw = ImageDraw.Draw(img)
+    r = width * k / 2
+    for stroke in strokes:
+        pts = [(x * k, y * k) for x, y in stroke]
+        if len(pts) > 1:
+            draw.line(pts, fill=0, width=max(1, round(width * k)), joint="curve")
+        for x, y in (pts[0], pts[-1]):
+            draw.ellipse((x - r, y - r, x + r, y + r), fill=0)
+    return np.asarray(img.resize((w, h), Image.Resampling.BOX))
+
+
+def stroke_number(text: str, rng: np.random.Generator, touching: bool = False) -> np.ndarray:
+    """A number written with the pen on the wide pad, as pixels."""
+    width = STROKE_FRACTION * PAD_HEIGHT
+    digits = [_jitter(digit_strokes(int(c), int(rng.integers(2)), rng.random() < 0.5), rng) for c in text]
+    gaps = [
+        rng.uniform(0.0, 0.1) if touching and rng.random() < 0.7 else rng.uniform(0.12, 0.4)
+        for _ in digits[1:]
+    ]
+    spans = [_extent(s) for s in digits]
+    total = sum(b - a for a, b in spans) + sum(gaps)
+    # Letter height: most of the pad, unless the number would not fit across it.
+    height = min(rng.uniform(0.5, 0.72) * PAD_HEIGHT, (PAD_WIDTH - 2.5 * width) / total)
+    left = rng.uniform(1.2 * width, PAD_WIDTH - total * height - 1.2 * width)
+    top = rng.uniform(1.2 * width, PAD_HEIGHT - height - 1.2 * width)
+    pixels: list[Stroke] = []
+    for i, (strokes, (a, b)) in enumerate(zip(digits, spans, strict=True)):
+        dy = rng.uniform(-0.05, 0.05) * height
+        pixels += [[(left + (x - a) * height, top + dy + y * height) for x, y in s] for s in strokes]
+        left += (b - a) * height + (gaps[i] * height if i < len(gaps) else 0)
+    return draw_strokes(pixels, (PAD_WIDTH, PAD_HEIGHT), width)
+
+
+# ----------------------------------------------------------------------------------- mnist, fonts
+
+
+def mnist_number(text: str, rng: np.random.Generator, pool: dict[int, np.ndarray]) -> np.ndarray:
+    """MNIST test digits (uint8 28x28, white on black) side by side, at twice their size."""
+    glyphs = []
+    for c in text:
+        choices = pool[int(c)]
+        img = choices[rng.integers(len(choices))]
+        cols = np.flatnonzero(img.max(axis=0) > 30)
+        glyphs.append(img[:, cols[0] : cols[-1] + 1])
+    gaps = [int(rng.choice([-2, -1, 0, 1, 2, 3, 4, 6, 8])) for _ in glyphs[1:]]
+    width = sum(g.shape[1] for g in glyphs) + sum(gaps) + 16
+    canvas = np.zeros((40, width), dtype=np.uint8)
+    x = 8
+    for i, g in enumerate(glyphs):
+        y = 6 + int(rng.integers(-3, 4))
+        region = canvas[y : y + 28, x : x + g.shape[1]]
+        np.maximum(region, g, out=region)  # overlapping digits: the ink of both
+        x += g.shape[1] + (gaps[i] if i < len(gaps) else 0)
+    img = Image.fromarray(canvas).resize((width * 2, 80), Image.Resampling.BILINEAR)
+    return np.asarray(img)
+
+
+def font_number(text: str, rng: np.random.Generator) -> np.ndarray:
+    """The number typeset in a DejaVu face, glyph by glyph with random tracking, dark on light."""
+    font = ImageFont.truetype(str(FONT_DIR / FONTS[rng.integers(len(FONTS))]), int(rng.integers(60, 110)))
+    tracking = rng.uniform(-0.04, 0.25) * font.size
+    widths = [font.getlength(c) for c in text]
+    width = int(sum(widths) + tracking * (len(text) - 1) + font.size)
+    img = Image.new("L", (width, int(font.size * 1.6)), 245)
+    draw = ImageDraw.Draw(img)
+    x = font.size / 2
+    for c, w in zip(text, widths, strict=True):
+        draw.text((x, font.size * 0.25), c, fill=20, font=font)
+        x += w + tracking
+    return np.asarray(img)
+
+
+# ---------------------------------------------------------------------------------------------- sets
+
+
+def random_number(rng: np.random.Generator, max_digits: int = 8) -> str:
+    n = int(rng.integers(1, max_digits + 1))
+    return "".join(str(d) for d in rng.integers(0, 10, n))
+
+
+def make_family(
+    family: str, count: int, seed: int = 0, mnist: tuple[np.ndarray, np.ndarray] | None = None
+) -> list[Sample]:
+    """``count`` numbers of one family. ``mnist``: test images (N, 28, 28) uint8 and labels."""
+    rng = np.random.default_rng([seed, FAMILIES.index(family)])
+    make: Callable[[str], np.ndarray]
+    if family == "mnist":
+        if mnist is None:
+            raise ValueError("the mnist family needs the MNIST test images")
+        images, labels = mnist
+        pool = {d: images[labels == d] for d in range(10)}
+        make = lambda t: mnist_number(t, rng, pool)  # noqa: E731
+    elif family in ("strokes", "touching"):
+        make = lambda t: stroke_number(t, rng, touching=family == "touching")  # noqa: E731
+    elif family == "fonts":
+        make = lambda t: font_number(t, rng)  # noqa: E731
+    else:
+        raise ValueError(f"unknown family {family!r}; choose from {FAMILIES}")
+    out = []
+    for _ in range(count):
+        text = random_number(rng)
+        out.append((make(text), text))
+    return out

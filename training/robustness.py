@@ -1,0 +1,158 @@
+"""``robustness``: stored models scored on corrupted uploads, through the real upload preprocessing.
+
+Each corruption (``training.corruptions``) turns the same seeded sample of MNIST test digits into
+encoded images; ``model_store.preprocess.preprocess_bytes`` (what the server runs on every upload)
+turns them back into 28x28 inputs, and each model answers through its ``ServingHead``. A picture the
+preprocessing refuses (no ink found) counts as an error. Results: a markdown table on stdout, and
+``robustness.json`` and ``robustness.png`` in the output folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from model_store import ModelStore
+from model_store.preprocess import NoInk, preprocess_bytes
+from model_store.serving import ServingHead
+
+from .corruptions import CORRUPTIONS, FAMILIES, FAMILY_OF, corrupt
+from .data import load_split
+
+log = logging.getLogger("training")
+
+MAX_PIXELS = 25_000_000
+TARGETS = {"mean": 0.97, "each": 0.90, "low_res": 0.95}
+
+
+def add_robustness_args(p: argparse.ArgumentParser, settings) -> None:
+    p.add_argument("models", nargs="*", help="model names (default: every model in the store)")
+    p.add_argument("--store-dir", type=Path, default=settings.model_store_dir,
+                   help="model store to read (env MODEL_STORE_DIR)")  # fmt: skip
+    p.add_argument("--data-root", type=Path, default=settings.data_root,
+                   help="folder holding MNIST/raw/ (env DATA_ROOT)")  # fmt: skip
+    p.add_argument("--limit", type=int, default=1000, help="test digits per corruption; default: 1000")
+    p.add_argument("--corruptions", nargs="+", metavar="NAME", choices=[*CORRUPTIONS, *FAMILIES],
+                   help="corruptions or families to run; default: all")  # fmt: skip
+    p.add_argument("--seed", type=int, default=0, help="digit sample and corruption seed; default: 0")
+    p.add_argument("--out-dir", type=Path, default=Path("docs/robustness"),
+                   help="where robustness.json and robustness.png go; default: docs/robustness")  # fmt: skip
+
+
+def _selected(names: list[str] | None) -> list[str]:
+    if not names:
+        return list(CORRUPTIONS)
+    wanted = {c for n in names for c in (FAMILIES[n] if n in FAMILIES else [n])}
+    return [c for c in CORRUPTIONS if c in wanted]  # table order
+
+
+def preprocess_corrupted(name: str, digits: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Corrupt and preprocess every digit: (N, 28, 28) inputs and a mask of those refused."""
+    rng = np.random.default_rng([seed, list(CORRUPTIONS).index(name)])
+    x = np.zeros((len(digits), 28, 28), np.float32)
+    refused = np.zeros(len(digits), bool)
+    for i, u8 in enumerate(digits):
+        try:
+            x[i] = preprocess_bytes(corrupt(name, u8, rng), MAX_PIXELS)
+        except NoInk:
+            refused[i] = True
+    return x, refused
+
+
+@torch.inference_mode()
+def predict(head: ServingHead, x: np.ndarray, batch: int = 500) -> np.ndarray:
+    out = [head(torch.from_numpy(x[i : i + batch]).unsqueeze(1))[:, : head.num_classes].argmax(1)
+           for i in range(0, len(x), batch)]  # fmt: skip
+    return torch.cat(out).numpy()
+
+
+def summarise(acc: dict[str, dict[str, float]], models: list[str]) -> dict:
+    """Family means, overall mean (over corruptions, the clean one excluded) and the targets."""
+    names = [n for n in acc if FAMILY_OF[n] != "clean"]
+    out: dict = {"families": {}, "mean": {}, "targets": {}}
+    for m in models:
+        fams = {f: float(np.mean([acc[n][m] for n in acc if FAMILY_OF[n] == f])) for f in FAMILIES
+                if any(FAMILY_OF[n] == f for n in acc)}  # fmt: skip
+        out["families"][m] = fams
+        mean = float(np.mean([acc[n][m] for n in names])) if names else float("nan")
+        out["mean"][m] = mean
+        worst = min((acc[n][m] for n in names), default=float("nan"))
+        out["targets"][m] = {
+            "mean>=97": mean >= TARGETS["mean"],
+            "each>=90": worst >= TARGETS["each"],
+            "low_res>=95": fams.get("low_res", 1.0) >= TARGETS["low_res"],
+        }
+    return out
+
+
+def markdown(acc: dict[str, dict[str, float]], summary: dict, models: list[str]) -> str:
+    head = f"| corruption | family | {' | '.join(models)} |\n|---|---|{'---:|' * len(models)}"
+    rows = [f"| {n} | {FAMILY_OF[n]} | " + " | ".join(f"{100 * acc[n][m]:.1f}" for m in models) + " |"
+            for n in acc]  # fmt: skip
+    for f in summary["families"][models[0]]:
+        vals = " | ".join(f"{100 * summary['families'][m][f]:.1f}" for m in models)
+        rows.append(f"| *{f} (mean)* | | {vals} |")
+    rows.append("| **mean over corruptions** | | " +
+                " | ".join(f"**{100 * summary['mean'][m]:.1f}**" for m in models) + " |")  # fmt: skip
+    return "\n".join([head, *rows])
+
+
+def plot(acc: dict[str, dict[str, float]], models: list[str], path: Path) -> Path:
+    from .plots import _save, plt
+
+    names = list(acc)
+    fig, ax = plt.subplots(figsize=(max(8, 0.5 * len(names) * len(models)), 4.5))
+    width = 0.8 / len(models)
+    for k, m in enumerate(models):
+        xs = np.arange(len(names)) + (k - (len(models) - 1) / 2) * width
+        ax.bar(xs, [100 * acc[n][m] for n in names], width, label=m)
+    for level, style in ((100 * TARGETS["each"], ":"), (100 * TARGETS["mean"], "--")):
+        ax.axhline(level, color="gray", linestyle=style, linewidth=1)
+    ax.set_xticks(np.arange(len(names)), names, rotation=60, ha="right")
+    ax.set(ylabel="accuracy (%)", ylim=(min(80, 100 * min(min(v.values()) for v in acc.values()) - 2), 100),
+           title="Accuracy on corrupted uploads (through the upload preprocessing)")  # fmt: skip
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(loc="lower left")
+    return _save(fig, path)
+
+
+def run_robustness(args: argparse.Namespace) -> dict:
+    store = ModelStore(args.store_dir)
+    models = args.models or [c.name for c in store.list()]
+    if not models:
+        raise SystemExit(f"no models in {args.store_dir}")
+    heads = {}
+    for m in models:
+        model, card = store.load(m, "cpu")
+        heads[m] = ServingHead(model.eval(), card).eval()
+    test = load_split("mnist", args.data_root, train=False, download=False)
+    pick = np.random.default_rng(args.seed).permutation(len(test))[: args.limit]
+    digits, labels = test.images[pick, 0].numpy(), test.labels[pick].numpy()
+    acc: dict[str, dict[str, float]] = {}
+    refused: dict[str, int] = {}
+    for name in _selected(args.corruptions):
+        t0 = time.perf_counter()
+        x, no_ink = preprocess_corrupted(name, digits, args.seed)
+        t_prep = time.perf_counter() - t0
+        acc[name] = {m: float(((predict(h, x) == labels) & ~no_ink).mean()) for m, h in heads.items()}
+        refused[name] = int(no_ink.sum())
+        log.info("%-15s %s  (generate+preprocess %.0f us/image, %d refused)", name,
+                 "  ".join(f"{m} {100 * a:.1f}" for m, a in acc[name].items()),
+                 1e6 * t_prep / len(digits), refused[name])  # fmt: skip
+    summary = summarise(acc, models)
+    result = {"limit": len(digits), "seed": args.seed, "models": models, "accuracy": acc,
+              "refused": refused, **summary}  # fmt: skip
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    (args.out_dir / "robustness.json").write_text(json.dumps(result, indent=2) + "\n")
+    plot(acc, models, args.out_dir / "robustness.png")
+    print(markdown(acc, summary, models))
+    for m in models:
+        print(f"targets {m}: " + ", ".join(f"{k} {'ok' if v else 'MISSED'}" for k, v in
+                                           summary["targets"][m].items()))  # fmt: skip
+    return result
