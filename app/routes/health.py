@@ -35,7 +35,9 @@ async def live() -> JSONResponse:
 )
 async def ready(runtime: RuntimeDep) -> JSONResponse:
     """Readiness: models loaded and warmed up, not draining."""
-    return JSONResponse({"ready": runtime.ready}, status_code=200 if runtime.ready else 503)
+    if runtime.ready:
+        return JSONResponse({"ready": True})
+    return JSONResponse({"ready": False, "reason": runtime.not_ready_reason}, status_code=503)
 
 
 @router.get("/v1/noop", response_model=Noop, tags=["benchmark"])

@@ -171,3 +171,9 @@ def start_server(tmp_path: Path, test_store: Path) -> Iterator[Callable[..., Ser
             except subprocess.TimeoutExpired:
                 s.proc.kill()
                 s.proc.wait()
+
+
+def engine_batcher(app: FastAPI, name: str, op: int = 0):  # type: ignore[no-untyped-def]
+    """The embedded engine's batcher for a model (op 0: predict, 1: attention)."""
+    runtime = app.state.runtime
+    return runtime.embedded.engine.batchers[(runtime.models[name].index, op)]
