@@ -26,6 +26,7 @@ class Health(BaseModel):
     ready: bool
     device: str
     models: list[str]
+    worker_pid: int = Field(description="the front-end process that answered")
 
 
 class Live(BaseModel):

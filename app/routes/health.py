@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
@@ -20,6 +22,7 @@ async def health(runtime: RuntimeDep) -> JSONResponse:
             "ready": runtime.ready,
             "device": runtime.device,
             "models": list(runtime.models),
+            "worker_pid": os.getpid(),
         }
     )
 
