@@ -1,16 +1,6 @@
-"""``python -m app``: run the service with the settings from the environment (HOST, PORT, ...)."""
+"""``python -m app``: run the service (supervisor, engine and front-end workers; see app.supervisor)."""
 
-from __future__ import annotations
-
-import uvicorn
-
-from .settings import get_settings
-
-
-def main() -> None:
-    s = get_settings()
-    uvicorn.run("app.main:app", host=s.host, port=s.port, workers=1, timeout_graceful_shutdown=15)
-
+from .supervisor import main
 
 if __name__ == "__main__":
     main()

@@ -1,21 +1,25 @@
-"""Request body size limit, enforced on Content-Length and on the bytes actually received."""
+"""Limits on what one client may hold: body size (Content-Length and bytes actually received), a
+deadline for the request head, and an idle timeout while a body is uploading."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .errors import PayloadTooLarge
+from .errors import PayloadTooLarge, ServiceError
 
 
 class BodyLimitMiddleware:
     """A declared Content-Length over the limit is refused before reading; a chunked body is cut
     off as soon as it crosses the limit (the reading route gets PayloadTooLarge -> 413)."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, idle_timeout_s: float = 10.0) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.idle_timeout_s = idle_timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -30,9 +34,18 @@ class BodyLimitMiddleware:
         received = 0
         limit = self.max_bytes
 
+        idle = self.idle_timeout_s
+        complete = False
+
         async def limited_receive() -> Message:
-            nonlocal received
-            message = await receive()
+            nonlocal received, complete
+            if complete:  # after the body: only the disconnect is left, which may take any time
+                return await receive()
+            try:  # a slow link that keeps sending is fine; one that stops is cut off
+                message = await asyncio.wait_for(receive(), idle)
+            except TimeoutError:
+                raise BodyTimeout(f"the request body made no progress for {idle:g} s") from None
+            complete = message["type"] != "http.request" or not message.get("more_body", False)
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > limit:
@@ -40,6 +53,51 @@ class BodyLimitMiddleware:
             return message
 
         await self.app(scope, limited_receive, send)
+
+
+class BodyTimeout(ServiceError):
+    status_code = 408
+
+
+def slow_client_protocol(header_timeout_s: float) -> type:
+    """uvicorn's HTTP protocol with a deadline for each request head: a client that opens a
+    connection (or starts a request) and never finishes its headers is disconnected."""
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    class HeadDeadlineProtocol(HttpToolsProtocol):
+        _head_timer: Any = None
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._head_timer = self.loop.call_later(header_timeout_s, self._head_expired)
+
+        def _disarm(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _head_expired(self) -> None:
+            if not self.transport.is_closing():
+                self.transport.close()
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def on_headers_complete(self) -> None:
+            self._disarm()
+            super().on_headers_complete()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._arm()  # the next request on this keep-alive connection gets its own deadline
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return HeadDeadlineProtocol
 
 
 def _content_length(scope: Scope) -> int | None:

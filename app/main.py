@@ -1,7 +1,8 @@
 """The FastAPI application: ``create_app(settings)`` and the module-level ``app`` for uvicorn.
 
-Run one process per GPU: ``uvicorn app.main:app --workers 1 --timeout-graceful-shutdown 15``.
-Creating the app loads nothing; models are loaded and warmed up in the lifespan.
+``python -m app`` runs it in several worker processes beside one engine (app.supervisor); plain
+``uvicorn app.main:app`` runs one process with its own engine on a thread. Creating the app loads
+nothing; the lifespan connects to the engine (or starts one).
 """
 
 from __future__ import annotations
@@ -71,7 +72,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_openapi(app)
 
     # Added last = outermost: metrics see every response, CORS decorates the 413s too.
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimitMiddleware, max_bytes=settings.max_body_bytes, idle_timeout_s=settings.body_idle_timeout_s
+    )
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"],

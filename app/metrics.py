@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+    multiprocess,
+)
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 disable_created_metrics()  # no *_created series: they double the output for nothing we use
@@ -30,6 +39,17 @@ LATENCY_BUCKETS = (
 )
 QUEUE_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5)
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def exposition(metrics: Metrics) -> bytes:
+    """The text format: the whole service's totals when the processes share a multiprocess
+    directory (``python -m app``), else this process's own registry."""
+    path = os.environ.get("PROMETHEUS_MULTIPROC_DIR")  # prometheus_client's own switch
+    if not path:
+        return generate_latest(metrics.registry)
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry, path)
+    return generate_latest(registry)
 
 
 class Metrics:
@@ -59,8 +79,9 @@ class Metrics:
             "vit_digits_batch_size", "images per forward pass", ["model"], buckets=BATCH_BUCKETS, registry=r
         )
         self.pending = Gauge(
-            "vit_digits_pending_requests", "images queued or being computed", ["model"], registry=r
-        )
+            "vit_digits_pending_requests", "images queued or being computed", ["model"], registry=r,
+            multiprocess_mode="livesum",
+        )  # fmt: skip
         self.inference_count = Counter(
             "vit_digits_inference_count", "images run through the model", ["model"], registry=r
         )

@@ -26,6 +26,7 @@ class Health(BaseModel):
     ready: bool
     device: str
     models: list[str]
+    worker_pid: int = Field(description="the front-end process that answered")
 
 
 class Live(BaseModel):
@@ -34,6 +35,7 @@ class Live(BaseModel):
 
 class Ready(BaseModel):
     ready: bool
+    reason: str | None = Field(None, description="why not, when not ready")
 
 
 class Noop(BaseModel):
@@ -109,6 +111,10 @@ class Prediction(BaseModel):
     label: str
     confidence: float
     probabilities: list[float] = Field(min_length=10, max_length=10)
+    is_digit: bool | None = Field(
+        None, description="does the picture look like a digit at all (null: the model has no statistics)"
+    )
+    digit_score: float = Field(description="the score behind is_digit: higher looks more like a digit")
 
 
 class PredictResponse(Prediction):

@@ -18,6 +18,24 @@ class Settings(BaseSettings):
     host: str = Field("0.0.0.0", description="address to listen on")
     port: int = Field(8000, ge=1, le=65535, description="port to listen on")
 
+    # Front-end worker processes (HTTP, decoding, preprocessing). auto: every core the engine leaves
+    # free (on a GPU host all but two; on CPU half the cores, the other half computes).
+    workers: int | Literal["auto"] = Field("auto", description="front-end processes; auto = by cores")
+    # Set by the supervisor for its children: the engine's Unix socket. Unset: the worker runs its
+    # own engine on a thread (plain ``uvicorn app.main:app``, tests).
+    engine_socket: str | None = None
+    slots_per_worker: int = Field(256, ge=1, description="single-image requests in flight per worker")
+    large_slots_per_worker: int = Field(8, ge=1, description="batch requests in flight per worker")
+    cuda_graphs: bool = Field(True, description="replay CUDA graphs for predictions on a GPU")
+    max_digits: int = Field(32, ge=1, le=256, description="digits (components) read from one picture")
+    header_timeout_s: float = Field(10.0, gt=0, description="deadline for a request's head to arrive")
+    body_idle_timeout_s: float = Field(
+        10.0, gt=0, description="a body upload that makes no progress for this long is cut off"
+    )
+    max_connections: int = Field(
+        2048, ge=1, description="open connections + requests per worker; more get 503"
+    )
+
     model_store_dir: Path = Field(
         DEFAULT_STORE_DIR, description="directory with one checkpoint dir per model"
     )
@@ -54,6 +72,18 @@ class Settings(BaseSettings):
     @classmethod
     def _upper_level(cls, value: str) -> str:
         return value.upper()
+
+    def worker_count(self, cpu_count: int) -> int:
+        if self.workers != "auto":
+            return self.workers
+        on_gpu = self.device.startswith("cuda") or (self.device == "auto" and _cuda_available())
+        return max(1, cpu_count - 2) if on_gpu else max(1, cpu_count // 2)
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
 @lru_cache

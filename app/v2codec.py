@@ -22,7 +22,7 @@ from .schemas import V2InferRequest
 
 INPUT_NAME = "image"
 INPUT_SPECS = {"UINT8": ([28, 28], np.dtype("<u1")), "FP32": ([1, 28, 28], np.dtype("<f4"))}
-OUTPUTS = {"probabilities": "FP32", "digit": "INT64"}
+OUTPUTS = {"probabilities": "FP32", "digit": "INT64", "digit_score": "FP32", "is_digit": "BOOL"}
 HEADER_LENGTH = "inference-header-content-length"
 
 
@@ -158,13 +158,17 @@ def _outputs(req: V2InferRequest) -> list[tuple[str, bool]]:
 
 
 def encode_response(
-    model: str, parsed: ParsedRequest, probabilities: np.ndarray
-) -> tuple[bytes, dict[str, str]]:
-    """-> (body, headers). JSON only, or JSON header + binary tensors (Triton's extension)."""
+    model: str, parsed: ParsedRequest, probabilities: np.ndarray, scores: np.ndarray,
+    threshold: float | None,
+) -> tuple[bytes, dict[str, str]]:  # fmt: skip
+    """-> (body, headers). JSON only, or JSON header + binary tensors (Triton's extension).
+    ``is_digit`` is true for every image when the model has no digit statistics."""
     n = len(probabilities)
     tensors = {
         "probabilities": probabilities.astype("<f4"),
         "digit": probabilities.argmax(axis=1).astype("<i8"),
+        "digit_score": scores.astype("<f4"),
+        "is_digit": (scores >= threshold if threshold is not None else np.ones(n, dtype=bool)).astype(bool),
     }
     outputs, blobs = [], []
     for name, binary in parsed.outputs:
@@ -179,7 +183,7 @@ def encode_response(
             entry["parameters"] = {"binary_data_size": len(blob)}
             blobs.append(blob)
         else:
-            entry["data"] = arr.ravel().tolist()
+            entry["data"] = arr.ravel().tolist()  # BOOL: JSON true/false
         outputs.append(entry)
     doc: dict[str, Any] = {"model_name": model, "model_version": "1", "outputs": outputs}
     if parsed.id is not None:

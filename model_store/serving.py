@@ -96,3 +96,13 @@ class ServingHead(nn.Module):
         """ViTs only: (B, C + 1) as ``forward`` and the attention weights (B, L, H, T, T)."""
         features, logits, attentions = self.features_and_logits(self.normalize(x), return_attention=True)
         return self.head(features, logits), torch.stack(attentions, dim=1)
+
+
+def resolve_device(setting: str = "auto") -> torch.device:
+    """``auto`` -> cuda when available, else cpu; ``cuda``/``cuda:N`` without CUDA is an error."""
+    if setting == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(setting)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError(f"device {setting!r} asked for, but CUDA is not available on this machine")
+    return device

@@ -8,11 +8,13 @@ import numpy as np
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from ..deps import ArrivalDep, RuntimeDep, ServingModelDep, infer_upload, timing
+from ..deps import ArrivalDep, RuntimeDep, ServingModelDep
 from ..errors import InvalidInput, ServiceError
+from ..hop import Op
 from ..inputs import SINGLE_BODY
 from ..openapi import errors
 from ..overlay import overlay_png
+from ..pipeline import infer, read_images
 from ..schemas import AttentionResponse
 
 router = APIRouter(prefix="/v1/models", tags=["attention"])
@@ -43,7 +45,7 @@ async def attention(
             f"model '{served.name}' ({served.card.arch}) has no attention maps; use a ViT model", 400
         )
     cfg = served.card.architecture
-    layers, heads = int(cfg["depth"]), int(cfg["heads"])
+    layers, heads = served.attention["layers"], served.attention["heads"]
     if head is not None and layer is None:
         raise InvalidInput("`head` needs `layer`")
     if layer is not None and layer >= layers:
@@ -51,8 +53,11 @@ async def attention(
     if head is not None and head >= heads:
         raise InvalidInput(f"head {head} is out of range: the model has {heads} heads (0..{heads - 1})")
 
-    xs, results = await infer_upload(request, runtime, served.attention, started, many=False)
-    out, _ = results[0]
+    images = await read_images(request, runtime, many=False)
+    answer = await infer(request, runtime, served, images, started, Op.ATTENTION)
+    out = answer.prediction()
+    out.update(split_attention(answer.outputs[0], served.attention))
+    xs = images
     if format == "png":
         if layer is None:
             heat = out["rollout"]
@@ -72,6 +77,19 @@ async def attention(
             "layers": layers,
             "heads": heads,
             "input": xs[0].tolist(),
-            "timing": timing(results, started),
+            "timing": answer.timing(),
         }
     )
+
+
+def split_attention(row: np.ndarray, a: dict[str, int]) -> dict[str, list]:
+    """An attention output row (see engine.models.AttentionLayout) -> the response's nested lists."""
+    layers, heads, n = a["layers"], a["heads"], a["patches"]
+    at = a["classes"] + 1
+    parts = {}
+    for key, shape in (("attention", (layers, heads, n)), ("cls_attention", (layers, heads)),
+                       ("attention_mean", (layers, n)), ("rollout", (n,))):  # fmt: skip
+        size = int(np.prod(shape))
+        parts[key] = row[at : at + size].reshape(shape).tolist()
+        at += size
+    return parts

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
@@ -20,6 +22,7 @@ async def health(runtime: RuntimeDep) -> JSONResponse:
             "ready": runtime.ready,
             "device": runtime.device,
             "models": list(runtime.models),
+            "worker_pid": os.getpid(),
         }
     )
 
@@ -35,7 +38,9 @@ async def live() -> JSONResponse:
 )
 async def ready(runtime: RuntimeDep) -> JSONResponse:
     """Readiness: models loaded and warmed up, not draining."""
-    return JSONResponse({"ready": runtime.ready}, status_code=200 if runtime.ready else 503)
+    if runtime.ready:
+        return JSONResponse({"ready": True})
+    return JSONResponse({"ready": False, "reason": runtime.not_ready_reason}, status_code=503)
 
 
 @router.get("/v1/noop", response_model=Noop, tags=["benchmark"])

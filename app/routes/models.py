@@ -7,20 +7,11 @@ import time
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from ..deps import (
-    ArrivalDep,
-    ModelDep,
-    RuntimeDep,
-    ServingModelDep,
-    infer_upload,
-    path_and_flag,
-    query_flag,
-    serving,
-    timing,
-)
+from ..deps import ArrivalDep, ModelDep, RuntimeDep, ServingModelDep, path_and_flag, query_flag
 from ..errors import Unavailable
 from ..inputs import BATCH_BODY, SINGLE_BODY
 from ..openapi import errors
+from ..pipeline import infer, read_images, serving
 from ..schemas import BatchResponse, ModelInfo, ModelList, PredictResponse
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
@@ -32,8 +23,8 @@ RETURN_INPUT = "add the 28x28 preprocessed input the model saw"
 @router.get("", response_model=ModelList, responses=errors(503))
 async def list_models(runtime: RuntimeDep) -> JSONResponse:
     """List the served models with their cards."""
-    if runtime.registry is None:
-        raise Unavailable("the service is starting: models are not loaded yet")
+    if not runtime.catalogue_known:
+        raise Unavailable(f"models are not loaded yet: {runtime.not_ready_reason}")
     return JSONResponse({"models": [m.info() for m in runtime.models.values()]})
 
 
@@ -55,11 +46,11 @@ async def predict(request: Request) -> JSONResponse:
     started = time.monotonic()
     runtime, served = serving(request)
     return_input = query_flag(request, "return_input")
-    xs, results = await infer_upload(request, runtime, served.predict, started, many=False)
-    out, _ = results[0]
-    body = {"model": served.name, **out, "timing": timing(results, started)}
+    images = await read_images(request, runtime, many=False)
+    answer = await infer(request, runtime, served, images, started)
+    body = {"model": served.name, **answer.prediction(), "timing": answer.timing()}
     if return_input:
-        body["input"] = xs[0].tolist()
+        body["input"] = images[0].tolist()
     return JSONResponse(body)
 
 
@@ -73,7 +64,7 @@ async def predict_batch(
     request: Request, served: ServingModelDep, runtime: RuntimeDep, started: ArrivalDep
 ) -> JSONResponse:
     """Classify many digit images; answers in input order."""
-    _, results = await infer_upload(request, runtime, served.predict, started, many=True)
-    return JSONResponse(
-        {"model": served.name, "predictions": [out for out, _ in results], "timing": timing(results, started)}
-    )
+    images = await read_images(request, runtime, many=True)
+    answer = await infer(request, runtime, served, images, started)
+    predictions = [answer.prediction(i) for i in range(len(images))]
+    return JSONResponse({"model": served.name, "predictions": predictions, "timing": answer.timing()})

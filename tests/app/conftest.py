@@ -137,20 +137,27 @@ class Server:
 
 @pytest.fixture
 def start_server(tmp_path: Path, test_store: Path) -> Iterator[Callable[..., Server]]:
-    """Start ``uvicorn app.main:app`` on a free loopback port; wait until /v2/health/ready."""
+    """Start ``uvicorn app.main:app`` (or, with ``workers``, ``python -m app``: supervisor, engine and
+    that many workers) on a free loopback port; wait until /v2/health/ready."""
     servers: list[Server] = []
 
-    def start(store: Path | None = None, uvicorn_args: tuple[str, ...] = (), **env: str) -> Server:
+    def start(
+        store: Path | None = None, uvicorn_args: tuple[str, ...] = (), workers: int | None = None, **env: str
+    ) -> Server:
         port = free_port()
-        log_path = tmp_path / f"uvicorn-{port}.log"
+        log_path = tmp_path / f"server-{port}.log"
         environ = {**os.environ, "MODEL_STORE_DIR": str(store or test_store), "DEVICE": "cpu", **env}
-        cmd = [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port),
-               "--workers", "1", "--no-access-log", *uvicorn_args]  # fmt: skip
+        if workers is not None:
+            environ.update(HOST="127.0.0.1", PORT=str(port), WORKERS=str(workers), TORCH_THREADS="1")
+            cmd = [sys.executable, "-m", "app"]
+        else:
+            cmd = [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1",
+                   "--port", str(port), "--workers", "1", "--no-access-log", *uvicorn_args]  # fmt: skip
         with open(log_path, "wb") as out:
             proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=environ, stdout=out, stderr=subprocess.STDOUT)
         server = Server(proc, port, log_path)
         servers.append(server)
-        until = time.monotonic() + 60
+        until = time.monotonic() + 120
         while time.monotonic() < until:
             if proc.poll() is not None:
                 raise RuntimeError(f"uvicorn exited with {proc.returncode}:\n{server.log()}")
@@ -171,3 +178,9 @@ def start_server(tmp_path: Path, test_store: Path) -> Iterator[Callable[..., Ser
             except subprocess.TimeoutExpired:
                 s.proc.kill()
                 s.proc.wait()
+
+
+def engine_batcher(app: FastAPI, name: str, op: int = 0):  # type: ignore[no-untyped-def]
+    """The embedded engine's batcher for a model (op 0: predict, 1: attention)."""
+    runtime = app.state.runtime
+    return runtime.embedded.engine.batchers[(runtime.models[name].index, op)]

@@ -82,10 +82,11 @@ def test_attention_is_batched_and_correct_for_every_image_in_a_batch(test_store,
             responses = await asyncio.gather(
                 *(c.post(ATTENTION, json={"pixels": u8.tolist()}) for u8 in images)
             )
-            return responses, app.state.runtime.models[VIT].attention.stats
+            return responses, (await c.get("/metrics")).text
 
-    responses, stats = asyncio.run(main())
-    assert stats.largest_batch > 1 and stats.images == len(images)
+    responses, metrics = asyncio.run(main())
+    assert max(r.json()["timing"]["batch_size"] for r in responses) > 1
+    assert f'vit_digits_inference_count_total{{model="{VIT}:attention"}} {float(len(images))}' in metrics
     for i, r in enumerate(responses):
         body = r.json()
         assert np.allclose(body["attention"], attns[i][:, :, 0, 1:], atol=1e-5), i

@@ -1,4 +1,7 @@
-"""DynamicBatcher on its own: batching, overload, deadlines, cancellation, failures, shutdown."""
+"""The engine's dynamic batcher: batches across requesters (workers), refusals, drops, failures.
+
+Ordering is arranged with gates (threading events the model call waits on), never with sleeps.
+"""
 
 from __future__ import annotations
 
@@ -8,264 +11,156 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-import pytest
 
-from app.batcher import DynamicBatcher, InferenceError
-from app.errors import DeadlineExceeded, Unavailable
-from app.metrics import Metrics
+from app.engine.batcher import DynamicBatcher, Job
+from app.hop import Status
 
 
-class FakeModel:
-    """Answers each image with its own mean pixel value; records every batch it sees."""
+class Origin:
+    """A requester (one worker's link): inputs are the slot number, outputs recorded."""
 
-    def __init__(self, delay_s: float = 0.0, gate: threading.Event | None = None):
-        self.delay_s = delay_s
-        self.gate = gate
-        self.batches: list[list[float]] = []
-        self.threads: set[str] = set()
-        self.active = 0
-        self.max_active = 0
-        self._lock = threading.Lock()
+    def __init__(self) -> None:
+        self.closed = False
+        self.answers: dict[int, tuple[Status, int]] = {}
+        self.written: dict[int, np.ndarray] = {}
+        self.answered = asyncio.Event()
 
-    def __call__(self, xs: np.ndarray) -> list[float]:
-        with self._lock:
-            self.active += 1
-            self.max_active = max(self.max_active, self.active)
-        try:
-            self.threads.add(threading.current_thread().name)
-            if self.gate is not None:
-                assert self.gate.wait(10), "test gate never opened"
-            time.sleep(self.delay_s)
-            values = [float(x.mean()) for x in xs]
-            self.batches.append(values)
-            return values
-        finally:
-            with self._lock:
-                self.active -= 1
+    def inputs(self, slot: int, n: int) -> np.ndarray:
+        return np.full((n, 28, 28), slot, dtype=np.float32)
 
-    @property
-    def seen(self) -> list[float]:
-        return [v for b in self.batches for v in b]
+    def write(self, slot: int, outputs: np.ndarray) -> None:
+        self.written[slot] = outputs.copy()
+
+    def done(
+        self, req_id: int, status: Status, batch: int = 0, queue_s: float = 0.0, compute_s: float = 0.0
+    ) -> None:
+        assert req_id not in self.answers, "answered twice"
+        self.answers[req_id] = (status, batch)
+        self.answered.set()
 
 
-def image(value: float) -> np.ndarray:
-    return np.full((28, 28), value, dtype=np.float32)
+class Model:
+    """Echoes each image's value; the first call can be held at a gate; records batch sizes."""
+
+    def __init__(self, hold_first: bool = False, fail_on: float | None = None) -> None:
+        self.calls: list[int] = []
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+        self.hold_first = hold_first
+        self.fail_on = fail_on
+
+    def __call__(self, views: list[np.ndarray]) -> np.ndarray:
+        x = np.concatenate(views)
+        self.calls.append(len(x))
+        self.entered.set()
+        if self.hold_first and len(self.calls) == 1:
+            assert self.gate.wait(10)
+        if self.fail_on is not None and (x[:, 0, 0] == self.fail_on).any():
+            raise RuntimeError("bad input")
+        return x[:, 0, :2].copy()
 
 
-def far() -> float:
-    return time.monotonic() + 30
+def make(model: Model, **kw: object) -> DynamicBatcher:
+    return DynamicBatcher("m", model, executor=ThreadPoolExecutor(1), **kw)  # type: ignore[arg-type]
 
 
-@pytest.fixture
-def executor():
-    ex = ThreadPoolExecutor(max_workers=1, thread_name_prefix="infer-test")
-    yield ex
-    ex.shutdown(wait=True)
+def job(origin: Origin, req_id: int, n: int = 1, deadline_s: float = 30.0) -> Job:
+    now = time.monotonic()
+    return Job(origin, req_id, slot=req_id, n=n, deadline=now + deadline_s, enqueued=now)
 
 
-def make(fn, executor, **kw) -> DynamicBatcher:  # type: ignore[no-untyped-def]
-    kw.setdefault("max_wait_s", 0.005)
-    return DynamicBatcher("fake", fn, executor=executor, **kw)
+async def answered(origins: list[Origin], count: int) -> None:
+    while sum(len(o.answers) for o in origins) < count:
+        for o in origins:
+            o.answered.clear()
+        await asyncio.wait([asyncio.ensure_future(o.answered.wait()) for o in origins], timeout=10,
+                           return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
 
 
-def test_concurrent_requests_form_batches_and_each_gets_its_own_answer(executor):
-    model = FakeModel(delay_s=0.01)
-    metrics = Metrics()
-
+def test_jobs_from_two_workers_share_a_batch_and_each_gets_its_own_rows() -> None:
     async def main() -> None:
-        b = make(model, executor, max_batch_size=8, metrics=metrics)
+        model = Model(hold_first=True)
+        b = make(model, max_batch_size=8)
         b.start()
-        values = [i / 100 for i in range(40)]
-        results = await asyncio.gather(*(b.infer([image(v)], far()) for v in values))
-        for v, [(out, timing)] in zip(values, results, strict=True):
-            assert out == pytest.approx(v)
-            assert 1 <= timing.batch_size <= 8
-        await b.stop()
-
-    asyncio.run(main())
-    assert sorted(model.seen) == pytest.approx(sorted(i / 100 for i in range(40)))
-    assert max(len(batch) for batch in model.batches) > 1
-    assert all(len(batch) <= 8 for batch in model.batches)
-    assert model.threads == {"infer-test_0"} and model.max_active == 1  # never entered concurrently
-    assert metrics.registry.get_sample_value("vit_digits_inference_count_total", {"model": "fake"}) == 40
-    executions = metrics.registry.get_sample_value("vit_digits_execution_count_total", {"model": "fake"})
-    assert executions == len(model.batches) < 40
-    assert metrics.registry.get_sample_value("vit_digits_batch_size_count", {"model": "fake"}) == executions
-
-
-def test_waits_for_announced_requests_but_not_when_idle(executor):
-    model = FakeModel()
-
-    async def main() -> None:
-        b = make(model, executor, max_batch_size=8, max_wait_s=0.5)
-        b.start()
-        t0 = time.monotonic()
-        await b.infer([image(0.1)], far())
-        assert time.monotonic() - t0 < 0.25  # idle: no 500 ms wait for company
-        with b.expect(1):  # a second request is on its way (being preprocessed)
-            first = asyncio.ensure_future(b.infer([image(0.2)], far()))
-            await asyncio.sleep(0.05)
-            second = asyncio.ensure_future(b.infer([image(0.3)], far()))
-        await asyncio.gather(first, second)
-        await b.stop()
-
-    asyncio.run(main())
-    assert model.batches[-1] == pytest.approx([0.2, 0.3])
-
-
-def test_strict_wait_collects_everything_within_max_wait(executor):
-    model = FakeModel()
-
-    async def main() -> None:
-        b = make(model, executor, max_batch_size=8, max_wait_s=0.2, adaptive_wait=False)
-        b.start()
-        first = asyncio.ensure_future(b.infer([image(0.2)], far()))
-        await asyncio.sleep(0.05)
-        second = asyncio.ensure_future(b.infer([image(0.3)], far()))
-        await asyncio.gather(first, second)
-        await b.stop()
-
-    asyncio.run(main())
-    assert model.batches == [pytest.approx([0.2, 0.3])]
-
-
-def test_full_queue_refuses_at_once_and_everything_is_answered(executor):
-    gate = threading.Event()
-    model = FakeModel(gate=gate)
-
-    async def main() -> list:
-        b = make(model, executor, max_batch_size=2, max_queue_size=4)
-        b.start()
-        tasks = [asyncio.ensure_future(b.infer([image(i / 100)], far())) for i in range(12)]
-        await asyncio.sleep(0.05)  # 4 were queued (8 refused), then 2 went into the (blocked) model
-        assert b.pending == 4
-        tasks += [asyncio.ensure_future(b.infer([image(0.5 + i / 100)], far())) for i in range(2)]
-        await asyncio.sleep(0.01)  # the queue is full
-        t0 = time.monotonic()
-        with pytest.raises(Unavailable) as refused:
-            await b.infer([image(0.5)], far())
-        assert time.monotonic() - t0 < 0.05  # at once, not after a wait
-        assert refused.value.headers == {"Retry-After": "1"}
-        gate.set()
-        results = await asyncio.gather(*tasks, return_exceptions=True)
-        await b.stop()
-        return results
-
-    results = asyncio.run(main())
-    ok = [r for r in results if not isinstance(r, BaseException)]
-    refused = [r for r in results if isinstance(r, Unavailable)]
-    assert len(ok) == 6 and len(refused) == 8
-    assert {round(out, 2) for [(out, _)] in ok} == {round(v, 2) for v in model.seen}
-
-
-def test_expired_requests_are_dropped_before_compute(executor):
-    gate = threading.Event()
-    model = FakeModel(gate=gate)
-
-    async def main() -> None:
-        b = make(model, executor, max_batch_size=1)
-        b.start()
-        blocker = asyncio.ensure_future(b.infer([image(0.1)], far()))
-        await asyncio.sleep(0.05)  # the model is busy with the blocker
-        late = asyncio.ensure_future(b.infer([image(0.9)], time.monotonic() + 0.05))
-        await asyncio.sleep(0.15)
-        with pytest.raises(DeadlineExceeded):
-            await late
-        gate.set()
-        await blocker
-        await asyncio.sleep(0.05)
-        await b.stop()
-        assert b.stats.cancelled + b.stats.expired == 1
-
-    asyncio.run(main())
-    assert model.seen == pytest.approx([0.1])  # 0.9 never computed
-
-
-def test_cancelled_requests_cost_no_compute(executor):
-    gate = threading.Event()
-    model = FakeModel(gate=gate)
-
-    async def main() -> None:
-        b = make(model, executor, max_batch_size=4)
-        b.start()
-        blocker = asyncio.ensure_future(b.infer([image(0.1)], far()))
-        await asyncio.sleep(0.05)
-        gone = asyncio.ensure_future(b.infer([image(0.7), image(0.8)], far()))
-        stays = asyncio.ensure_future(b.infer([image(0.3)], far()))
-        await asyncio.sleep(0.01)
-        gone.cancel()  # the client disconnected
-        gate.set()
-        await blocker
-        [(out, _)] = await stays
-        assert out == pytest.approx(0.3)
-        assert b.stats.cancelled == 2
-        await b.stop()
-
-    asyncio.run(main())
-    assert sorted(model.seen) == pytest.approx([0.1, 0.3])
-
-
-def test_a_failing_image_does_not_fail_the_others(executor):
-    def flaky(xs: np.ndarray) -> list[float]:
-        if any(np.isnan(x).any() for x in xs):
-            raise ValueError("NaN in input")
-        return [float(x.mean()) for x in xs]
-
-    async def main() -> None:
-        b = make(flaky, executor, max_batch_size=8, adaptive_wait=False, max_wait_s=0.05)
-        b.start()
-        values = [0.1, float("nan"), 0.3]
-        results = await asyncio.gather(*(b.infer([image(v)], far()) for v in values), return_exceptions=True)
-        assert results[0][0][0] == pytest.approx(0.1) and results[2][0][0] == pytest.approx(0.3)
-        assert isinstance(results[1], InferenceError)
+        a, c = Origin(), Origin()
+        b.submit(job(a, 1))
+        await asyncio.to_thread(model.entered.wait, 10)  # the model is busy with job 1 ...
+        for req_id in (2, 3):
+            b.submit(job(a, req_id))
+            b.submit(job(c, req_id + 10, n=2))  # ... while both workers queue more
+        model.gate.set()
+        await answered([a, c], 5)
+        assert model.calls == [1, 6]  # everything that queued meanwhile went in one batch
+        assert a.answers[2] == (Status.OK, 6) and c.answers[13] == (Status.OK, 6)
+        assert (c.written[13] == 13).all() and c.written[13].shape == (2, 2)
+        assert (a.written[3] == 3).all()
         await b.stop()
 
     asyncio.run(main())
 
 
-def test_output_count_is_checked(executor):
+def test_a_full_queue_refuses_at_once_and_expired_or_cancelled_jobs_cost_no_compute() -> None:
     async def main() -> None:
-        b = make(lambda xs: [0.0] * (len(xs) + 1), executor)
+        model = Model(hold_first=True)
+        b = make(model, max_batch_size=8, max_queue_size=3)
         b.start()
-        with pytest.raises(InferenceError, match="outputs for 1 inputs"):
-            await b.infer([image(0.5)], far())
+        o = Origin()
+        b.submit(job(o, 1))
+        await asyncio.to_thread(model.entered.wait, 10)
+        b.submit(job(o, 2, deadline_s=0.0))  # expires in the queue
+        cancelled = job(o, 3)
+        b.submit(cancelled)
+        b.submit(job(o, 4))
+        b.submit(job(o, 5, n=2))  # 3 images queued already: over the limit
+        assert o.answers[5] == (Status.OVERLOADED, 0)
+        cancelled.cancelled = True
+        model.gate.set()
+        await answered([o], 5)
+        assert o.answers[2][0] == Status.EXPIRED and o.answers[3][0] == Status.CANCELLED
+        assert o.answers[4] == (Status.OK, 1) and model.calls == [1, 1]
         await b.stop()
 
     asyncio.run(main())
 
 
-def test_drain_answers_queued_work_then_refuses(executor):
-    model = FakeModel(delay_s=0.02)
-
+def test_a_failing_image_fails_alone_and_the_rest_of_its_batch_is_answered() -> None:
     async def main() -> None:
-        b = make(model, executor, max_batch_size=2)
+        model = Model(hold_first=True, fail_on=3.0)
+        b = make(model, max_batch_size=8)
         b.start()
-        tasks = [asyncio.ensure_future(b.infer([image(i / 10)], far())) for i in range(6)]
-        await asyncio.sleep(0)
-        assert await b.drain(timeout_s=5)
-        assert b.pending == 0
-        results = await asyncio.wait_for(asyncio.gather(*tasks), 1)  # all answered, none refused
-        assert [round(out, 1) for [(out, _)] in results] == [i / 10 for i in range(6)]
-        with pytest.raises(Unavailable):
-            b.submit([image(0.5)], far())
+        o = Origin()
+        b.submit(job(o, 1))
+        await asyncio.to_thread(model.entered.wait, 10)
+        for req_id in (2, 3, 4):
+            b.submit(job(o, req_id))
+        model.gate.set()
+        await answered([o], 4)
+        assert o.answers[3][0] == Status.FAILED
+        assert all(o.answers[i][0] == Status.OK for i in (1, 2, 4)) and (o.written[4] == 4).all()
         await b.stop()
 
     asyncio.run(main())
-    assert len(model.seen) == 6
 
 
-def test_stop_fails_whatever_is_left_with_503(executor):
-    gate = threading.Event()
-    model = FakeModel(gate=gate)
-
+def test_a_job_larger_than_the_batch_limit_runs_alone_and_stop_answers_what_is_queued() -> None:
     async def main() -> None:
-        b = make(model, executor, max_batch_size=1)
+        model = Model(hold_first=True)
+        b = make(model, max_batch_size=4)
         b.start()
-        tasks = [asyncio.ensure_future(b.infer([image(i / 10)], far())) for i in range(3)]
-        await asyncio.sleep(0.05)
+        o = Origin()
+        b.submit(job(o, 1))
+        await asyncio.to_thread(model.entered.wait, 10)
+        b.submit(job(o, 2, n=6))
+        b.submit(job(o, 3))
+        model.gate.set()
+        await answered([o], 3)
+        assert model.calls == [1, 6, 1]
+        b._accepting = True
+        model.hold_first, model.calls = True, []
+        model.gate.clear()
+        model.entered.clear()
         await b.stop()
-        gate.set()
-        results = await asyncio.gather(*tasks, return_exceptions=True)
-        assert all(isinstance(r, Unavailable) for r in results)
+        b.submit(job(o, 9))
+        assert o.answers[9][0] == Status.SHUTTING_DOWN
 
     asyncio.run(main())

@@ -20,12 +20,17 @@ PIXELS = {"pixels": [[0] * 10 + [255] * 8 + [0] * 10] * 28}
 
 def test_creating_the_app_loads_nothing_and_it_is_not_ready_before_the_lifespan(test_store):
     app = create_app(make_settings(test_store))
-    assert app.state.runtime.registry is None
+    assert app.state.runtime.client is None and not app.state.runtime.models
     client = TestClient(app)  # no context manager: the lifespan does not run
     r = client.get("/v2/health/ready")
-    assert r.status_code == 503 and r.json() == {"ready": False}
+    assert r.status_code == 503 and r.json()["ready"] is False
     health = client.get("/health").json()
-    assert health == {"status": "starting", "ready": False, "device": "cpu", "models": []}
+    assert {k: v for k, v in health.items() if k != "worker_pid"} == {
+        "status": "starting",
+        "ready": False,
+        "device": "cpu",
+        "models": [],
+    }
     assert client.get("/v2/health/live").json() == {"live": True}
     r = client.post(f"/v1/models/{VIT}/predict", json=PIXELS)
     assert r.status_code == 503 and r.headers["retry-after"] and "starting" in r.json()["detail"]
@@ -45,9 +50,11 @@ def test_startup_on_a_cpu_only_machine(test_store):
             pass
 
 
-def test_an_empty_store_starts_with_no_models(tmp_path):
+def test_an_empty_store_serves_no_models_and_is_never_ready(tmp_path):
     with TestClient(create_app(make_settings(tmp_path))) as c:
         assert c.get("/health").json()["models"] == []
+        r = c.get("/v2/health/ready")
+        assert r.status_code == 503 and "holds no models" in r.json()["reason"]
         assert c.get("/v1/models").json() == {"models": []}
         assert c.post("/v1/models/vit-mnist/predict", json=PIXELS).status_code == 404
 
@@ -55,7 +62,7 @@ def test_an_empty_store_starts_with_no_models(tmp_path):
 def test_draining_refuses_inference_but_still_describes(make_client):
     c = make_client()
     runtime = c.app.state.runtime
-    runtime.status = "draining"
+    runtime.draining = True
     assert c.get("/v2/health/ready").status_code == 503
     assert c.get("/health").json()["status"] == "draining"
     r = c.post(f"/v1/models/{VIT}/predict", json=PIXELS)
@@ -64,7 +71,7 @@ def test_draining_refuses_inference_but_still_describes(make_client):
     assert r.status_code == 503 and "shutting down" in r.json()["error"]
     assert c.get(f"/v2/models/{VIT}/ready").status_code == 503
     assert c.get(f"/v1/models/{VIT}").status_code == 200
-    runtime.status = "ok"
+    runtime.draining = False
 
 
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="needs the main thread")

@@ -12,7 +12,7 @@ import numpy as np
 
 from app.main import create_app
 
-from .conftest import VIT, make_settings, running
+from .conftest import VIT, engine_batcher, make_settings, running
 
 PREDICT = f"/v1/models/{VIT}/predict"
 
@@ -55,7 +55,7 @@ def test_overload_gives_503_with_retry_after_and_everyone_is_answered(test_store
 
     async def main() -> list:
         async with running(app) as c:
-            batcher = app.state.runtime.models[VIT].predict
+            batcher = engine_batcher(app, VIT)
             gate = Gate(batcher)
             # The first one holds the model; small payloads are decoded on the event loop, so a
             # burst sent together could otherwise fill the queue before the batcher takes the first.
@@ -83,7 +83,7 @@ def test_a_request_past_its_deadline_gets_504_and_costs_no_compute(test_store):
 
     async def main() -> list:
         async with running(app) as c:
-            batcher = app.state.runtime.models[VIT].predict
+            batcher = engine_batcher(app, VIT)
             gate = Gate(batcher)
             first = asyncio.ensure_future(c.post(PREDICT, json=pixels()))
             await until(lambda: gate.calls == [1])
@@ -166,7 +166,7 @@ def test_a_client_that_disconnects_costs_no_compute(test_store):
 
     async def main() -> None:
         async with running(app) as c:
-            batcher = app.state.runtime.models[VIT].predict
+            batcher = engine_batcher(app, VIT)
             gate = Gate(batcher)
             blocker = asyncio.ensure_future(c.post(PREDICT, json=pixels()))
             await until(lambda: gate.calls == [1])

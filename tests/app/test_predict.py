@@ -166,19 +166,16 @@ def test_concurrent_requests_are_batched_and_each_gets_its_own_answer(test_store
                     for u8 in images
                 )
             )
-            metrics = (await c.get("/metrics")).text
-            stats = app.state.runtime.models[VIT].predict.stats
-            return responses, (metrics, stats)
+            return responses, (await c.get("/metrics")).text
 
-    responses, (metrics, stats) = asyncio.run(main())
+    responses, metrics = asyncio.run(main())
     for i, r in enumerate(responses):
         assert r.status_code == 200
         assert np.allclose(r.json()["probabilities"], ref[i], atol=ATOL), i
-    assert stats.images == len(images) and stats.largest_batch > 1 and stats.batches < len(images)
     assert max(r.json()["timing"]["batch_size"] for r in responses) > 1
     count = _sample(metrics, "vit_digits_batch_size_count", VIT)
     total = _sample(metrics, "vit_digits_batch_size_sum", VIT)
-    assert count == stats.batches and total == len(images) and total / count > 1
+    assert total == len(images) and 1 <= count < len(images)
 
 
 def _sample(text: str, name: str, model: str) -> float:

@@ -27,7 +27,12 @@ def test_tritonclient_against_a_real_server(start_server, test_store, digits):
         assert not client.is_model_ready("nope")
         assert client.get_server_metadata()["name"] == "vit-digits"
         meta = client.get_model_metadata(VIT)
-        assert meta["name"] == VIT and {o["name"] for o in meta["outputs"]} == {"probabilities", "digit"}
+        assert meta["name"] == VIT and {o["name"] for o in meta["outputs"]} == {
+            "probabilities",
+            "digit",
+            "digit_score",
+            "is_digit",
+        }
 
         for name in (VIT, CNN):
             ref = reference_probabilities(test_store, name, images)

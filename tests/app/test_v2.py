@@ -34,6 +34,8 @@ def test_server_and_model_metadata(client):
     assert meta["outputs"] == [
         {"name": "probabilities", "datatype": "FP32", "shape": [-1, 10]},
         {"name": "digit", "datatype": "INT64", "shape": [-1]},
+        {"name": "digit_score", "datatype": "FP32", "shape": [-1]},
+        {"name": "is_digit", "datatype": "BOOL", "shape": [-1]},
     ]
     r = client.get(f"/v2/models/{CNN}/ready")
     assert r.status_code == 200 and r.json()["ready"] is True
@@ -84,8 +86,8 @@ def test_binary_data_output_default_and_output_filter(client, digits):
     r = client.post(INFER, json=body)
     n = int(r.headers["inference-header-content-length"])
     meta = json.loads(r.content[:n])
-    assert [o["name"] for o in meta["outputs"]] == ["probabilities", "digit"]
-    assert len(r.content) - n == 3 * 10 * 4 + 3 * 8
+    assert [o["name"] for o in meta["outputs"]] == ["probabilities", "digit", "digit_score", "is_digit"]
+    assert len(r.content) - n == 3 * 10 * 4 + 3 * 8 + 3 * 4 + 3 * 1  # FP32, INT64, FP32, BOOL
     body = {"inputs": [tensor(images[:3])], "outputs": [{"name": "digit"}]}
     [only] = client.post(INFER, json=body).json()["outputs"]
     assert only["name"] == "digit" and only["shape"] == [3] and len(only["data"]) == 3

@@ -1,0 +1,287 @@
+"""Dynamic batching in the engine: one bounded queue and one background task per model and op.
+
+Jobs come from every front-end worker, so batches span workers. The task takes queued jobs up to
+``max_batch_size`` images (a job larger than that runs alone, in chunks); the forward pass runs on
+the device's single inference thread (torch is never entered concurrently, the event loop never
+blocks). While the model is busy, work queues up and goes in at once afterwards: waiting then only
+leaves the device idle. An idle model waits ``max_wait_s`` after the first job only when
+``adaptive_wait`` is off. Jobs whose deadline passed or whose worker cancelled them (client gone)
+are dropped before they cost compute; a full queue refuses at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Executor
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from ..hop import Status
+from ..metrics import Metrics
+
+log = logging.getLogger(__name__)
+
+# A list of (n_i, H, W) float32 views -> (sum n_i, W) float32 outputs. Runs on the device thread.
+RunBatch = Callable[[list[np.ndarray]], np.ndarray]
+
+
+class Requester(Protocol):
+    """Where a job came from: the engine's end of one worker connection."""
+
+    closed: bool
+
+    def inputs(self, slot: int, n: int) -> np.ndarray: ...
+    def write(self, slot: int, outputs: np.ndarray) -> None: ...
+    def done(self, req_id: int, status: Status, batch: int = 0, queue_s: float = 0.0,
+             compute_s: float = 0.0) -> None: ...  # fmt: skip
+
+
+@dataclass(slots=True, eq=False)
+class Job:
+    origin: Requester
+    req_id: int
+    slot: int
+    n: int
+    deadline: float
+    enqueued: float
+    cancelled: bool = False
+    finished: bool = False
+
+    def finish(self, status: Status, batch: int = 0, queue_s: float = 0.0, compute_s: float = 0.0) -> None:
+        """Answer the worker; exactly once per job (the worker's slot is free again after it)."""
+        if not self.finished:
+            self.finished = True
+            self.origin.done(self.req_id, status, batch, queue_s, compute_s)
+
+
+@dataclass(slots=True)
+class BatcherStats:
+    batches: int = 0
+    images: int = 0
+    largest_batch: int = 0
+    expired: int = 0  # dropped before compute: deadline passed
+    cancelled: int = 0  # dropped before compute: client gone
+
+
+class DynamicBatcher:
+    def __init__(
+        self,
+        name: str,
+        run_batch: RunBatch,
+        *,
+        executor: Executor,
+        max_batch_size: int = 32,
+        max_wait_s: float = 0.002,
+        max_queue_size: int = 256,
+        adaptive_wait: bool = True,
+        metrics: Metrics | None = None,
+    ) -> None:
+        self.name = name
+        self.run_batch = run_batch
+        self.executor = executor
+        self.max_batch_size = max_batch_size
+        self.max_wait_s = max_wait_s
+        self.max_queue_size = max_queue_size
+        self.adaptive_wait = adaptive_wait
+        self.stats = BatcherStats()
+        self._queue: deque[Job] = deque()
+        self._queued_images = 0
+        self._in_flight: list[Job] = []
+        self._wake = asyncio.Event()
+        self._accepting = True
+        self._task: asyncio.Task | None = None
+        self._m = None
+        if metrics is not None:
+            self._m = (
+                metrics.queue_seconds.labels(name),
+                metrics.compute_seconds.labels(name),
+                metrics.batch_size.labels(name),
+                metrics.pending.labels(name),
+                metrics.inference_count.labels(name),
+                metrics.execution_count.labels(name),
+            )
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._loop(), name=f"batcher-{self.name}")
+
+    @property
+    def pending(self) -> int:
+        return self._queued_images + sum(j.n for j in self._in_flight)
+
+    def submit(self, job: Job) -> None:
+        """Queue a job, or answer it at once (shutting down, queue full)."""
+        if not self._accepting:
+            job.finish(Status.SHUTTING_DOWN)
+            return
+        if self._queued_images + job.n > self.max_queue_size:
+            job.finish(Status.OVERLOADED)
+            return
+        self._queue.append(job)
+        self._queued_images += job.n
+        self._set_pending()
+        self._wake.set()
+
+    async def drain(self, timeout_s: float) -> bool:
+        """Refuse new work, then wait (bounded) until everything queued has been answered."""
+        self._accepting = False
+        until = time.monotonic() + timeout_s
+        while self.pending and time.monotonic() < until:
+            await asyncio.sleep(0.005)
+        return not self.pending
+
+    async def stop(self) -> None:
+        self._accepting = False
+        if self._task is not None:
+            self._task.cancel()
+            with suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        self._fail_all(Status.SHUTTING_DOWN)
+
+    # ------------------------------------------------------------------------------- the task
+
+    async def _loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        busy = False
+        while True:
+            try:
+                if not self._queue:
+                    busy = False
+                    self._wake.clear()
+                    await self._wake.wait()
+                    continue
+                if not busy and not self.adaptive_wait:
+                    await self._wait_for_more(loop)
+                batch = self._take()
+                if batch:
+                    await self._run(loop, batch)
+                busy = bool(batch)
+            except asyncio.CancelledError:
+                self._fail_all(Status.SHUTTING_DOWN)
+                raise
+            except Exception:  # a bug here must neither leave clients hanging nor stop the batcher
+                log.exception("batcher %s failed; failing what it held and carrying on", self.name)
+                self._fail_all(Status.FAILED)
+
+    async def _wait_for_more(self, loop: asyncio.AbstractEventLoop) -> None:
+        until = self._queue[0].enqueued + self.max_wait_s
+        while self._queued_images < self.max_batch_size:
+            remaining = until - time.monotonic()
+            if remaining <= 0:
+                return
+            self._wake.clear()
+            handle = loop.call_later(remaining, self._wake.set)
+            try:
+                await self._wake.wait()
+            finally:
+                handle.cancel()
+
+    def _take(self) -> list[Job]:
+        now = time.monotonic()
+        batch: list[Job] = []
+        images = 0
+        while self._queue:
+            job = self._queue[0]
+            if batch and images + job.n > self.max_batch_size:
+                break
+            self._queue.popleft()
+            self._queued_images -= job.n
+            if job.cancelled or job.origin.closed:
+                self.stats.cancelled += 1
+                job.finish(Status.CANCELLED)
+            elif job.deadline <= now:
+                self.stats.expired += 1
+                job.finish(Status.EXPIRED)
+            else:
+                batch.append(job)
+                images += job.n
+        self._set_pending()
+        return batch
+
+    async def _run(self, loop: asyncio.AbstractEventLoop, batch: list[Job]) -> None:
+        self._in_flight = batch
+        self._set_pending()
+        started = time.monotonic()
+        views = [job.origin.inputs(job.slot, job.n) for job in batch]
+        try:
+            out = await loop.run_in_executor(self.executor, self._forward, views)
+            results: list[np.ndarray | None] = []
+            row = 0
+            for job in batch:
+                results.append(out[row : row + job.n])
+                row += job.n
+        except asyncio.CancelledError:
+            for job in batch:
+                job.finish(Status.SHUTTING_DOWN)
+            self._in_flight = []
+            raise
+        except Exception as exc:
+            results = await self._one_by_one(loop, batch, exc)
+        finally:
+            self._in_flight = []
+            self._set_pending()
+        compute = time.monotonic() - started
+        n = sum(job.n for job in batch)
+        self.stats.batches += 1
+        self.stats.images += n
+        self.stats.largest_batch = max(self.stats.largest_batch, n)
+        if self._m is not None:
+            m_queue, m_compute, m_batch, _, m_images, m_exec = self._m
+            m_compute.observe(compute)
+            m_batch.observe(n)
+            m_images.inc(n)
+            m_exec.inc()
+            for job in batch:
+                m_queue.observe(started - job.enqueued)
+        for job, result in zip(batch, results, strict=True):
+            if result is None:
+                job.finish(Status.FAILED)
+                continue
+            if not job.origin.closed:
+                job.origin.write(job.slot, result)
+            job.finish(Status.OK, n, started - job.enqueued, compute)
+
+    async def _one_by_one(
+        self, loop: asyncio.AbstractEventLoop, batch: list[Job], exc: Exception
+    ) -> list[np.ndarray | None]:
+        """A batch failed: find the culprit so that the others still get answers."""
+        log.warning("batch of %d jobs on %s failed (%r); retrying one by one", len(batch), self.name, exc)
+        results: list[np.ndarray | None] = []
+        for job in batch:
+            try:
+                results.append(
+                    await loop.run_in_executor(
+                        self.executor, self._forward, [job.origin.inputs(job.slot, job.n)]
+                    )
+                )
+            except Exception as one:
+                log.error("inference on %s failed: %r", self.name, one)
+                results.append(None)
+        return results
+
+    def _forward(self, views: list[np.ndarray]) -> np.ndarray:
+        out = self.run_batch(views)
+        expected = sum(len(v) for v in views)
+        if len(out) != expected:
+            raise RuntimeError(f"{self.name} returned {len(out)} outputs for {expected} inputs")
+        return out
+
+    def _fail_all(self, status: Status) -> None:
+        for job in [*self._queue, *self._in_flight]:
+            job.finish(status)
+        self._queue.clear()
+        self._queued_images = 0
+        self._in_flight = []
+        self._set_pending()
+
+    def _set_pending(self) -> None:
+        if self._m is not None:
+            self._m[3].set(self.pending)

@@ -1,0 +1,256 @@
+"""The engine: owns the device, the models and one dynamic batcher per model and op.
+
+It listens on a Unix socket. Each front-end worker connects, says HELLO, and gets WELCOME (the
+model catalogue and the arena layout) with its own shared-memory arena; from then on it sends
+SUBMIT/CANCEL and receives DONE and STATE (readiness) messages. See ``app.hop`` for the wire format.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import socket
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+import torch
+
+from model_store.serving import resolve_device
+
+from ..hop import (
+    CANCEL,
+    HEADER,
+    SUBMIT,
+    Arena,
+    FrameReader,
+    Kind,
+    Layout,
+    MessageProtocol,
+    Op,
+    SlotClass,
+    Status,
+    done_message,
+    frame_json,
+)
+from ..metrics import Metrics
+from ..settings import Settings
+from .batcher import DynamicBatcher, Job
+from .models import FED_SIZE, EngineModel, load_models
+
+log = logging.getLogger(__name__)
+
+
+class WorkerLink:
+    """The engine's end of one worker connection (the batchers' ``Requester``)."""
+
+    def __init__(self, engine: Engine, arena: Arena, pid: int) -> None:
+        self.engine = engine
+        self.arena = arena
+        self.pid = pid
+        self.closed = False
+        self.jobs: dict[int, Job] = {}
+        self.protocol = MessageProtocol(self.on_message, self.on_lost)
+
+    # Requester
+    def inputs(self, slot: int, n: int) -> np.ndarray:
+        return self.arena.inputs[slot][:n]
+
+    def write(self, slot: int, outputs: np.ndarray) -> None:
+        self.arena.outputs[slot][: len(outputs), : outputs.shape[1]] = outputs
+
+    def done(
+        self, req_id: int, status: Status, batch: int = 0, queue_s: float = 0.0, compute_s: float = 0.0
+    ) -> None:
+        self.jobs.pop(req_id, None)
+        self.protocol.send(done_message(req_id, status, batch, queue_s, compute_s))
+        if self.closed and not self.jobs:
+            self.arena.close()
+
+    # messages
+    def on_message(self, kind: int, payload: bytes) -> None:
+        if kind == Kind.SUBMIT:
+            req_id, model, op, slot, n, deadline = SUBMIT.unpack(payload)
+            job = Job(self, req_id, slot, n, deadline, time.monotonic())
+            self.jobs[req_id] = job
+            batcher = self.engine.batcher(model, op)
+            if batcher is None or not 0 < n <= len(self.arena.inputs[slot]):
+                job.finish(Status.UNKNOWN)
+            else:
+                batcher.submit(job)
+        elif kind == Kind.CANCEL:
+            (req_id,) = CANCEL.unpack(payload)
+            job = self.jobs.get(req_id)
+            if job is not None:
+                job.cancelled = True  # dropped before compute; its DONE still frees the slot
+
+    def on_lost(self) -> None:
+        self.closed = True
+        for job in list(self.jobs.values()):
+            job.cancelled = True
+        if not self.jobs:
+            self.arena.close()
+        self.engine.links.discard(self)
+        log.info("worker %d disconnected", self.pid)
+
+
+class Engine:
+    def __init__(
+        self, settings: Settings, socket_path: str, expected_workers: int, metrics: Metrics | None = None
+    ) -> None:
+        self.settings = settings
+        self.socket_path = socket_path
+        self.expected_workers = expected_workers
+        self.metrics = metrics or Metrics()
+        self.device = resolve_device(settings.device)
+        self.models: list[EngineModel] = []
+        self.refused: list[str] = []
+        self.batchers: dict[tuple[int, int], DynamicBatcher] = {}
+        self.links: set[WorkerLink] = set()
+        self.seen_pids: set[int] = set()
+        self.loaded = asyncio.Event()
+        self.state: dict[str, Any] = {"ready": False, "reason": "the engine is loading models"}
+        self.layout: Layout | None = None
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"infer-{self.device}")
+        self._server: asyncio.Task | None = None
+        self._listener: socket.socket | None = None
+
+    # ------------------------------------------------------------------------------- lifecycle
+
+    async def start(self) -> None:
+        """Listen at once (workers connect while models load), then load and warm up."""
+        if os.path.exists(self.socket_path):
+            os.unlink(self.socket_path)
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(self.socket_path)
+        self._listener.listen(256)
+        self._listener.setblocking(False)
+        self._server = asyncio.get_running_loop().create_task(self._accept_loop(), name="engine-accept")
+        t0 = time.perf_counter()
+        await asyncio.get_running_loop().run_in_executor(self.executor, self._load)
+        for batcher in self.batchers.values():
+            batcher.start()
+        self.loaded.set()
+        names = ", ".join(m.card.name for m in self.models) or "no models"
+        log.info("engine: %s on %s, loaded in %.2f s", names, self.device, time.perf_counter() - t0)
+        self._update_state()
+
+    def _load(self) -> None:
+        s = self.settings
+        if self.device.type == "cpu":
+            torch.set_num_threads(s.torch_threads or max(1, (os.cpu_count() or 1) // 2))
+        self.models, self.refused = load_models(s, self.device)
+        for i, m in enumerate(self.models):
+            self.batchers[(i, Op.PREDICT)] = self._batcher(m.card.name, m.predict)
+            if m.attention_layout is not None:
+                self.batchers[(i, Op.ATTENTION)] = self._batcher(f"{m.card.name}:attention", m.attention)
+        attention = max((m.attention_layout.width for m in self.models if m.attention_layout), default=0)
+        predict = max((m.predict_width for m in self.models), default=11)
+        self.layout = Layout(FED_SIZE, (
+            SlotClass(s.slots_per_worker, 1, max(predict, attention)),
+            SlotClass(s.large_slots_per_worker, max(s.max_batch_images, s.max_digits), predict),
+        ))  # fmt: skip
+
+    def _batcher(self, name: str, fn: Any) -> DynamicBatcher:
+        s = self.settings
+        return DynamicBatcher(
+            name, fn, executor=self.executor, max_batch_size=s.max_batch_size,
+            max_wait_s=s.max_wait_ms / 1000.0, max_queue_size=s.max_queue_size,
+            adaptive_wait=s.adaptive_wait, metrics=self.metrics,
+        )  # fmt: skip
+
+    def batcher(self, model: int, op: int) -> DynamicBatcher | None:
+        return self.batchers.get((model, op))
+
+    async def drain(self, timeout_s: float) -> bool:
+        self.state = {"ready": False, "reason": "the engine is shutting down"}
+        self._broadcast()
+        results = await asyncio.gather(*(b.drain(timeout_s) for b in self.batchers.values()))
+        return all(results)
+
+    async def stop(self) -> None:
+        await asyncio.gather(*(b.stop() for b in self.batchers.values()))
+        if self._server is not None:
+            self._server.cancel()
+        for link in list(self.links):
+            link.protocol.close()
+        if self._listener is not None:
+            self._listener.close()
+        if os.path.exists(self.socket_path):
+            os.unlink(self.socket_path)
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+    # ------------------------------------------------------------------------------- readiness
+
+    def catalogue(self) -> list[dict[str, Any]]:
+        return [m.info() for m in self.models]
+
+    def _update_state(self) -> None:
+        if not self.loaded.is_set():
+            return
+        if not self.models:
+            state = {"ready": False, "reason": "no servable models: " + "; ".join(self.refused)}
+        elif len(self.seen_pids) < self.expected_workers:
+            state = {
+                "ready": False,
+                "reason": f"{len(self.seen_pids)} of {self.expected_workers} workers are up",
+            }
+        else:
+            state = {"ready": True, "reason": "ok"}
+        if state != self.state:
+            self.state = state
+            self._broadcast()
+
+    def _broadcast(self) -> None:
+        message = frame_json(Kind.STATE, self.state)
+        for link in self.links:
+            link.protocol.send(message)
+
+    # ------------------------------------------------------------------------------- connections
+
+    async def _accept_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        assert self._listener is not None
+        while True:
+            sock, _ = await loop.sock_accept(self._listener)
+            loop.create_task(self._handshake(sock))
+
+    async def _handshake(self, sock: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            reader, messages = FrameReader(), []
+            while not messages:
+                data = await loop.sock_recv(sock, 4096)
+                if not data:
+                    raise ConnectionError("closed before HELLO")
+                messages = reader.feed(data)
+            kind, payload = messages[0]
+            if kind != Kind.HELLO:
+                raise ConnectionError(f"expected HELLO, got kind {kind}")
+            pid = int(json.loads(payload)["pid"])
+            await self.loaded.wait()
+            assert self.layout is not None
+            arena, fd = Arena.create(self.layout)
+            welcome = frame_json(Kind.WELCOME, {
+                "engine_pid": os.getpid(), "device": str(self.device), "models": self.catalogue(),
+                "layout": self.layout.to_dict(), "refused": self.refused,
+            })  # fmt: skip
+            try:
+                socket.send_fds(sock, [welcome[: HEADER.size]], [fd])
+                await loop.sock_sendall(sock, welcome[HEADER.size :])
+            finally:
+                os.close(fd)
+        except (OSError, ConnectionError, ValueError, KeyError) as exc:
+            log.warning("worker handshake failed: %s", exc)
+            sock.close()
+            return
+        link = WorkerLink(self, arena, pid)
+        await loop.connect_accepted_socket(lambda: link.protocol, sock)
+        self.links.add(link)
+        self.seen_pids.add(pid)
+        link.protocol.send(frame_json(Kind.STATE, self.state))
+        self._update_state()
+        log.info("worker %d connected", pid)

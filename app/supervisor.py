@@ -1,0 +1,134 @@
+"""``python -m app``: the process layout of the service.
+
+    supervisor ── binds the port, starts and restarts the others, turns SIGTERM into a drain
+    ├── engine      (python -m app.engine)  one per device: models, one batcher per model
+    └── worker × N  (python -m app.worker)  front end: HTTP, decoding, preprocessing, formatting
+
+Workers share the listening socket (the kernel hands each connection to one of them) and reach the
+engine through ``app.hop``. A dead worker is replaced while the others keep serving; a dead engine
+is restarted and the workers reconnect (meanwhile they answer 503 at once). Metrics go to one
+Prometheus multiprocess directory, so every worker's /metrics shows the whole service's totals.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+from .settings import Settings, get_settings
+
+log = logging.getLogger("app.supervisor")
+
+
+class Supervisor:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.workers_wanted = settings.worker_count(os.cpu_count() or 1)
+        self.dir = tempfile.mkdtemp(prefix="vit-digits-")
+        self.socket_path = os.path.join(self.dir, "engine.sock")
+        self.metrics_dir = os.path.join(self.dir, "metrics")
+        os.makedirs(self.metrics_dir)
+        self.env = {
+            **os.environ,
+            "ENGINE_SOCKET": self.socket_path,
+            "PROMETHEUS_MULTIPROC_DIR": self.metrics_dir,
+        }
+        self.listener = socket.create_server((settings.host, settings.port), backlog=2048)
+        self.listener.set_inheritable(True)
+        self.engine: subprocess.Popen | None = None
+        self.workers: list[subprocess.Popen] = []
+        self.stopping = False
+
+    def _start_engine(self) -> subprocess.Popen:
+        cmd = [
+            sys.executable,
+            "-m",
+            "app.engine",
+            "--socket",
+            self.socket_path,
+            "--workers",
+            str(self.workers_wanted),
+        ]
+        return subprocess.Popen(cmd, env=self.env)
+
+    def _start_worker(self) -> subprocess.Popen:
+        fd = self.listener.fileno()
+        return subprocess.Popen(
+            [sys.executable, "-m", "app.worker", "--fd", str(fd)], env=self.env, pass_fds=[fd]
+        )
+
+    def _reaped(self, proc: subprocess.Popen) -> None:
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(proc.pid, self.metrics_dir)  # its live gauges leave the sums
+
+    def run(self) -> int:
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+        log.info("starting the engine and %d workers on %s:%d", self.workers_wanted, self.settings.host,
+                 self.settings.port)  # fmt: skip
+        self.engine = self._start_engine()
+        self.workers = [self._start_worker() for _ in range(self.workers_wanted)]
+        try:
+            while not self.stopping:
+                time.sleep(0.05)
+                self._replace_the_dead()
+        finally:
+            self._shutdown()
+        return 0
+
+    def _replace_the_dead(self) -> None:
+        for i, worker in enumerate(self.workers):
+            if worker.poll() is not None and not self.stopping:
+                log.warning("worker %d exited with %s; starting another", worker.pid, worker.returncode)
+                self._reaped(worker)
+                self.workers[i] = self._start_worker()
+        if self.engine is not None and self.engine.poll() is not None and not self.stopping:
+            log.warning("engine %d exited with %s; restarting it", self.engine.pid, self.engine.returncode)
+            self._reaped(self.engine)
+            self.engine = self._start_engine()
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        self.stopping = True
+
+    def _shutdown(self) -> None:
+        """Workers first (they stop accepting and answer what they hold), then the engine."""
+        self.listener.close()
+        grace = self.settings.shutdown_grace_s + 5
+        for worker in self.workers:
+            _signal(worker, signal.SIGTERM)
+        _wait_all(self.workers, grace)
+        if self.engine is not None:
+            _signal(self.engine, signal.SIGTERM)
+            _wait_all([self.engine], grace)
+        shutil.rmtree(self.dir, ignore_errors=True)
+        log.info("stopped")
+
+
+def _signal(proc: subprocess.Popen, signum: int) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signum)
+
+
+def _wait_all(procs: list[subprocess.Popen], timeout_s: float) -> None:
+    until = time.monotonic() + timeout_s
+    for proc in procs:
+        try:
+            proc.wait(max(until - time.monotonic(), 0.01))
+        except subprocess.TimeoutExpired:
+            log.error("process %d did not stop within %.0f s; killing it", proc.pid, timeout_s)
+            proc.kill()
+            proc.wait()
+
+
+def main() -> None:
+    settings = get_settings()
+    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    sys.exit(Supervisor(settings).run())

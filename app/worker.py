@@ -1,0 +1,29 @@
+"""``python -m app.worker --fd N``: one front-end process, serving HTTP on an inherited socket."""
+
+from __future__ import annotations
+
+import argparse
+import socket
+
+import uvicorn
+
+from .limits import slow_client_protocol
+from .settings import get_settings
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--fd", type=int, required=True, help="the listening socket, inherited")
+    args = parser.parse_args()
+    s = get_settings()
+    sock = socket.socket(fileno=args.fd)
+    config = uvicorn.Config(
+        "app.main:app", log_level=s.log_level.lower(), access_log=False, lifespan="on",
+        limit_concurrency=s.max_connections, timeout_graceful_shutdown=int(s.shutdown_grace_s) + 1,
+        http=slow_client_protocol(s.header_timeout_s),
+    )  # fmt: skip
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""``python -m app`` as a real process tree: supervisor, engine, two workers.
+
+Totals in /metrics cover every worker; a SIGKILLed worker is replaced while the other serves; a
+SIGKILLed engine makes waiting requests fail with 503 at once, readiness drop, and then comes back.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+
+import httpx
+import pytest
+
+from .conftest import VIT
+
+PIXELS = {"pixels": [[0] * 10 + [255] * 8 + [0] * 10] * 28}
+PREDICT = f"/v1/models/{VIT}/predict"
+
+
+def children(pid: int) -> dict[int, str]:
+    """pid -> command line of the supervisor's children."""
+    out = {}
+    for child in open(f"/proc/{pid}/task/{pid}/children").read().split():
+        try:
+            out[int(child)] = open(f"/proc/{child}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+        except FileNotFoundError:
+            continue
+    return out
+
+
+def wait_for(predicate: Callable[[], bool], timeout_s: float = 60) -> None:
+    until = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < until, "condition not met in time"
+        time.sleep(0.05)
+
+
+def ready(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/v2/health/ready", timeout=2).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+@pytest.fixture
+def service(start_server):  # type: ignore[no-untyped-def]
+    return start_server(workers=2)
+
+
+def test_two_workers_one_engine_and_metrics_totals_for_the_whole_service(service) -> None:  # type: ignore[no-untyped-def]
+    procs = children(service.proc.pid)
+    assert sum("app.worker" in c for c in procs.values()) == 2
+    assert sum("app.engine" in c for c in procs.values()) == 1
+    answered_by = set()
+    for _ in range(24):  # a new connection each time: the kernel spreads them over both workers
+        with httpx.Client(base_url=service.url, timeout=30) as c:
+            r = c.post(PREDICT, json=PIXELS)
+            assert r.status_code == 200
+            answered_by.add(c.get("/health").json()["worker_pid"])
+    text = httpx.get(f"{service.url}/metrics", timeout=10).text
+    line = 'vit_digits_requests_total{method="POST",route="/v1/models/{name}/predict",status="200"} 24.0'
+    assert line in text
+    assert f'vit_digits_inference_count_total{{model="{VIT}"}} 24.0' in text
+    assert answered_by <= {pid for pid, c in procs.items() if "app.worker" in c}
+
+
+def test_a_killed_worker_is_replaced_and_the_other_keeps_serving(service) -> None:  # type: ignore[no-untyped-def]
+    workers = [pid for pid, c in children(service.proc.pid).items() if "app.worker" in c]
+    os.kill(workers[0], signal.SIGKILL)
+    for _ in range(5):  # the listening socket stays open: new connections reach the live worker
+        assert httpx.post(f"{service.url}{PREDICT}", json=PIXELS, timeout=30).status_code == 200
+    wait_for(lambda: len([p for p, c in children(service.proc.pid).items() if "app.worker" in c]) == 2)
+    assert workers[0] not in children(service.proc.pid)
+
+
+def test_a_killed_engine_gives_503_at_once_drops_readiness_and_is_restarted(service) -> None:  # type: ignore[no-untyped-def]
+    [engine] = [pid for pid, c in children(service.proc.pid).items() if "app.engine" in c]
+    os.kill(engine, signal.SIGKILL)
+    wait_for(lambda: not ready(service.url), 10)
+    t0 = time.monotonic()
+    r = httpx.post(f"{service.url}{PREDICT}", json=PIXELS, timeout=30)
+    if r.status_code != 200:  # 200 only if the new engine was already up
+        assert r.status_code == 503 and time.monotonic() - t0 < 2 and r.headers["retry-after"]
+    wait_for(lambda: ready(service.url), 120)
+    assert engine not in children(service.proc.pid)
+    assert httpx.post(f"{service.url}{PREDICT}", json=PIXELS, timeout=30).status_code == 200
