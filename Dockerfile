@@ -91,10 +91,10 @@ EXPOSE 8000
 # (podman keeps HEALTHCHECK only in Docker-format images: `podman build --format docker`.)
 HEALTHCHECK --interval=10s --timeout=5s --start-period=120s --retries=3 \
     CMD ["python", "-c", "import sys, urllib.request; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/v2/health/ready', timeout=4).status != 200)"]
-# SIGTERM drains: readiness turns 503, no new connections are accepted, and every accepted request is
-# answered (within REQUEST_TIMEOUT_S, else 504) before the exit; the app then waits at most
-# SHUTDOWN_GRACE_S for its batchers. Docker's default 10 s before SIGKILL is too short: use
-# `docker stop -t 30` / `docker run --stop-timeout 30` (compose sets stop_grace_period: 30s).
-# The app writes nothing outside /tmp and /dev/shm, so it runs with a read-only root filesystem.
+# SIGTERM drains: readiness turns 503, the front-end workers stop accepting and answer what they hold,
+# then the engine answers what is left, each step within SHUTDOWN_GRACE_S + 5 s. Docker's default 10 s
+# before SIGKILL is too short: use `docker stop -t 40` / `docker run --stop-timeout 40` (compose sets
+# stop_grace_period: 40s). The app writes only to /tmp (its sockets, Prometheus multiprocess files) and
+# /dev/shm, so it runs with a read-only root filesystem (--read-only --tmpfs /tmp).
 STOPSIGNAL SIGTERM
 CMD ["python", "-m", "app"]

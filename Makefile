@@ -29,7 +29,7 @@ $(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed
 	touch $@
 
 run: $(VENV)/.installed
-	$(VENV)/bin/uvicorn app.main:app --host $(HOST) --port $(PORT) --workers 1 --timeout-graceful-shutdown 15
+	HOST=$(HOST) PORT=$(PORT) $(PY) -m app
 
 test: $(VENV)/.installed-dev
 	$(PY) -m pytest -q -ra

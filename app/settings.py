@@ -27,7 +27,6 @@ class Settings(BaseSettings):
     slots_per_worker: int = Field(256, ge=1, description="single-image requests in flight per worker")
     large_slots_per_worker: int = Field(8, ge=1, description="batch requests in flight per worker")
     cuda_graphs: bool = Field(True, description="replay CUDA graphs for predictions on a GPU")
-    max_digits: int = Field(32, ge=1, le=256, description="digits (components) read from one picture")
     header_timeout_s: float = Field(10.0, gt=0, description="deadline for a request's head to arrive")
     body_idle_timeout_s: float = Field(
         10.0, gt=0, description="a body upload that makes no progress for this long is cut off"

@@ -33,7 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 DIGIT = REPO / "docs" / "examples" / "seven.png"
 CONTAINER_PORT = 8000
-STOP_TIMEOUT_S = 30  # docker-compose.yml's stop_grace_period; SIGKILL after it
+STOP_TIMEOUT_S = 40  # docker-compose.yml's stop_grace_period; SIGKILL after it
 # A long queue when SIGTERM arrives: one image per forward pass, a few big batch requests.
 DRAIN_ENV = {
     "DEVICE": "cpu",

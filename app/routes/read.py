@@ -16,10 +16,11 @@ from fastapi.responses import JSONResponse
 from model_store import preprocess as mp
 from model_store.segment import DigitCrop, segment_bytes
 
-from ..deps import path_and_flag, query_flag, run_batched, serving, timing
+from ..deps import path_and_flag, query_flag
 from ..errors import BadImage, InvalidInput, NoInk, PayloadTooLarge, ServiceError, UnsupportedMediaType
 from ..inputs import Payload, read_payload
 from ..openapi import errors, ref, request_body
+from ..pipeline import infer, serving
 from ..preprocess import decode_base64
 from ..schemas import ImageJSON, ReadResponse
 from ..settings import Settings
@@ -82,13 +83,11 @@ async def read_number(request: Request) -> JSONResponse:
     runtime, served = serving(request)
     return_input = query_flag(request, "return_input")
     payload = await read_payload(request, runtime.settings, many=False)
-    with served.predict.expect(1):  # the batcher waits for this picture's digits on their way
-        crops = await runtime.run_cpu(split_upload, payload, runtime.settings)
-    xs = [c.pixels for c in crops]
-    results = await run_batched(request, served.predict, xs, started, runtime.settings.request_timeout_s)
+    crops = await runtime.run_cpu(split_upload, payload, runtime.settings)
+    answer = await infer(request, runtime, served, [c.pixels for c in crops], started)
     digits: list[dict[str, Any]] = []
-    for crop, (out, _) in zip(crops, results, strict=True):
-        digit = {**out, "box": list(crop.box), "line": crop.line}
+    for i, crop in enumerate(crops):
+        digit = {**answer.prediction(i), "box": list(crop.box), "line": crop.line}
         if return_input:
             digit["input"] = crop.pixels.tolist()
         digits.append(digit)
@@ -96,6 +95,4 @@ async def read_number(request: Request) -> JSONResponse:
         "".join(d["label"] for d in digits if d["line"] == line)
         for line in range(max(d["line"] for d in digits) + 1)
     )
-    return JSONResponse(
-        {"model": served.name, "text": text, "digits": digits, "timing": timing(results, started)}
-    )
+    return JSONResponse({"model": served.name, "text": text, "digits": digits, "timing": answer.timing()})

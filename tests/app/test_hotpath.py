@@ -3,14 +3,10 @@ busy batch. Behaviour must match what FastAPI's own parameter handling and the t
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import struct
-import threading
-import time
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -18,7 +14,6 @@ import pytest
 from app.inputs import Payload, is_small_png
 
 from .conftest import VIT, png_bytes
-from .test_batcher import FakeModel, far, image, make
 
 PREDICT = f"/v1/models/{VIT}/predict"
 
@@ -89,30 +84,3 @@ def test_inline_and_pooled_decoding_give_the_same_answer(client, digits):
     assert small.status_code == big.status_code == 200
     assert small.json()["digit"] in range(10) and big.json()["digit"] in range(10)
     assert np.array(small.json()["input"]).shape == np.array(big.json()["input"]).shape == (28, 28)
-
-
-def test_work_queued_during_a_batch_runs_next_without_waiting():
-    executor = ThreadPoolExecutor(max_workers=1)
-    gate = threading.Event()
-    model = FakeModel(gate=gate)
-
-    async def main() -> float:
-        b = make(model, executor, max_batch_size=8, max_wait_s=0.5)
-        b.start()
-        with b.expect(5):  # more announced throughout: an idle model would wait for them
-            first = asyncio.ensure_future(b.infer([image(0.1)], far()))
-            await asyncio.sleep(0.6)  # the first batch starts after its 500 ms wait
-            rest = [asyncio.ensure_future(b.infer([image(0.2 + i / 100)], far())) for i in range(2)]
-            await asyncio.sleep(0.01)
-            t0 = time.monotonic()
-            gate.set()
-            await asyncio.gather(first, *rest)
-            elapsed = time.monotonic() - t0
-        await b.stop()
-        return elapsed
-
-    elapsed = asyncio.run(main())
-    executor.shutdown(wait=True)
-    assert model.batches[0] == pytest.approx([0.1])
-    assert model.batches[1] == pytest.approx([0.2, 0.21])
-    assert elapsed < 0.25  # not another 500 ms wait for company

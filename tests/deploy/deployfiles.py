@@ -162,9 +162,20 @@ def uvicorn_graceful_s() -> float | None:
 
 
 def drain_budget_s(app_env: dict[str, object]) -> float:
-    """Longest SIGTERM -> exit with the default settings: uvicorn's graceful window (in-flight requests,
-    when app/__main__.py sets one) plus SHUTDOWN_GRACE_S (the app's own drain)."""
-    return (uvicorn_graceful_s() or 0.0) + float(app_env["SHUTDOWN_GRACE_S"])
+    """Longest SIGTERM -> exit: with app/supervisor.py, the workers and then the engine, each given
+    `shutdown_grace_s + N` (read from its source); before it, uvicorn's graceful window (in-flight
+    requests, when app/__main__.py sets one) plus SHUTDOWN_GRACE_S (the app's own drain)."""
+    grace = float(app_env["SHUTDOWN_GRACE_S"])
+    supervisor = REPO / "app" / "supervisor.py"
+    if supervisor.is_file():
+        extra = re.findall(r"shutdown_grace_s \+ (\d+(?:\.\d+)?)", supervisor.read_text())
+        assert extra, "app/supervisor.py: where does the drain's time limit come from now?"
+        return 2 * (grace + float(extra[0]))
+    return (uvicorn_graceful_s() or 0.0) + grace
+
+
+# Settings the app sets for its own child processes: not for operators, not in compose or manifests.
+INTERNAL_SETTINGS = {"ENGINE_SOCKET"}
 
 
 def check_settings_accept(settings_cls, env: dict[str, str], monkeypatch) -> None:

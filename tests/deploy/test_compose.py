@@ -8,6 +8,7 @@ import json
 from deployfiles import (
     COMPOSE_CPU,
     COMPOSE_GPU,
+    INTERNAL_SETTINGS,
     check_settings_accept,
     drain_budget_s,
     env_of,
@@ -39,6 +40,7 @@ def test_compose_healthcheck_is_the_images(compose, runtime):
 def test_compose_api_env_is_exactly_the_apps_settings(compose, app_settings, app_env, monkeypatch):
     _, spec = compose
     env = env_of(spec["services"]["api"])
+    app_env = {k: v for k, v in app_env.items() if k not in INTERNAL_SETTINGS}
     assert set(env) == set(app_env), (
         f"compose passes {sorted(set(env) - set(app_env))} that Settings does not read, and misses "
         f"{sorted(set(app_env) - set(env))} (pass every setting through so operators can set it)"

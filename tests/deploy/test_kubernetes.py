@@ -191,8 +191,13 @@ def test_overlays_pick_the_device(overlay):
         assert "nvidia.com/gpu" not in limits
         assert env_dict(container)["DEVICE"] == "cpu"
         assert container["image"].endswith(":cpu")
-        assert env_dict(container)["TORCH_THREADS"] == str(limits["cpu"]), "threads = the pod's CPUs"
+        env = env_dict(container)
+        threads, workers = int(env["TORCH_THREADS"]), int(env["WORKERS"])
+        assert threads + workers <= int(limits["cpu"]), "workers + compute threads fit in the pod's CPUs"
     assert "memory" in limits and "cpu" in container["resources"]["requests"]
+    workers = env_dict(container).get("WORKERS", "auto")
+    assert workers != "auto", "auto counts the node's cores, not the pod's: set WORKERS"
+    assert int(workers) <= float(container["resources"]["requests"]["cpu"])
 
 
 # --- Service, HPA, PDB, ServiceMonitor, adapter -----------------------------------------------------
