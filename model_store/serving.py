@@ -55,10 +55,10 @@ class ServingHead(nn.Module):
         self.method = calib.method
         self.method_description = SCORE_DESCRIPTIONS[calib.method]
         self.register_buffer("temperature", torch.tensor(float(calib.temperature)), persistent=False)
-        empty = torch.zeros(0)
+        # Two distinct empty tensors: one shared tensor would break TorchScript tracing.
         self.register_buffer("whitened_means", calib.whitened_means if calib.whitened_means is not None
-                             else empty, persistent=False)  # fmt: skip
-        self.register_buffer("whitening", calib.whitening if calib.whitening is not None else empty,
+                             else torch.zeros(0), persistent=False)  # fmt: skip
+        self.register_buffer("whitening", calib.whitening if calib.whitening is not None else torch.zeros(0),
                              persistent=False)  # fmt: skip
         # Score at or above which a picture counts as a digit; None: this checkpoint has no statistics.
         self.digit_threshold: float | None = calib.threshold

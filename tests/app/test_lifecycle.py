@@ -42,7 +42,13 @@ def test_startup_on_a_cpu_only_machine(test_store):
     for device in ("auto", "cpu"):
         with TestClient(create_app(make_settings(test_store, device=device))) as c:
             health = c.get("/health").json()
-            assert health == {"status": "ok", "ready": True, "device": "cpu", "models": [CNN, VIT]}
+            assert health | {"worker_pid": 0} == {
+                "status": "ok",
+                "ready": True,
+                "device": "cpu",
+                "models": [CNN, VIT],
+                "worker_pid": 0,
+            }
             assert c.get(f"/v1/models/{VIT}").json()["device"] == "cpu"
             assert c.post(f"/v1/models/{VIT}/predict", json=PIXELS).status_code == 200
     with pytest.raises(RuntimeError, match="CUDA is not available"):
