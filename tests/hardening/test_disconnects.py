@@ -13,7 +13,7 @@ N = 150
 GIVE_UP_S = 0.15
 # Requests already in compute, or picked up before their CANCEL crossed the hop to the engine (the
 # engine keeps computing one image a millisecond while the worker turns 150 disconnects into CANCELs).
-SLACK = 20
+SLACK = 30
 PREDICT = "/v1/models/vit-mnist/predict"
 PNG = {"Content-Type": "image/png"}
 
