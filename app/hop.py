@@ -205,10 +205,6 @@ def connect_socket(path: str, timeout_s: float) -> socket.socket:
     return sock
 
 
-def send_with_fd(sock: socket.socket, data: bytes, fd: int) -> None:
-    socket.send_fds(sock, [data], [fd])
-
-
 def recv_welcome(sock: socket.socket) -> tuple[dict[str, Any], int, bytes]:
     """Blocking read of WELCOME and the arena fd sent with it; returns (welcome, fd, bytes after)."""
     data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 1)

@@ -261,14 +261,19 @@ def run_image(engine: Engine, image: str) -> dict:
             code = sh(engine.name, "wait", name, timeout=STOP_TIMEOUT_S + 30)
             return {"exit_code": int(code.split()[-1])}
 
-        report = drain(base, models[0], stop)
-        check_drain(report, "run")
-        return {"cold_start_s": times["ready"], "healthy_s": times["healthy"], "drain": report}
+        return drain_report(engine, name, base, models[0], stop, times, "run")
     except BaseException:
         log("container log:\n" + sh(engine.name, "logs", name, check=False)[-4000:])
         raise
     finally:
         sh(engine.name, "rm", "-f", name, check=False)
+
+
+def drain_report(engine: Engine, name: str, base: str, model: str, stop, times: dict, how: str) -> dict:
+    """SIGTERM with requests in flight, checked; the numbers for the README."""
+    report = drain(base, model, stop)
+    check_drain(report, how)
+    return {"cold_start_s": times["ready"], "healthy_s": times["healthy"], "drain": report}
 
 
 def compose_command(engine: Engine) -> list[str]:
@@ -298,9 +303,7 @@ def run_compose(engine: Engine, image: str, compose_file: Path) -> dict:
             sh(*compose, "stop", "api", env=env, timeout=STOP_TIMEOUT_S + 60)
             return {"exit_code": engine.state(name)["ExitCode"]}
 
-        report = drain(base, models[0], stop)
-        check_drain(report, "compose")
-        return {"cold_start_s": times["ready"], "healthy_s": times["healthy"], "drain": report}
+        return drain_report(engine, name, base, models[0], stop, times, "compose")
     except BaseException:
         log("container log:\n" + sh(engine.name, "logs", name, check=False)[-4000:])
         raise

@@ -12,7 +12,6 @@ import argparse
 import io
 import logging
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -24,6 +23,7 @@ from model_store.segment import DigitCrop, segment_bytes
 from model_store.serving import ServingHead
 
 from .data import load_split
+from .evaluate import add_store_args
 from .numbers import FAMILIES, make_family
 
 log = logging.getLogger("training")
@@ -34,10 +34,7 @@ TARGET = 0.97  # exact reads on the pen-stroke family
 
 def add_read_eval_args(p: argparse.ArgumentParser, settings) -> None:
     p.add_argument("models", nargs="*", help="model names (default: every model in the store)")
-    p.add_argument("--store-dir", type=Path, default=settings.model_store_dir,
-                   help="model store to read (env MODEL_STORE_DIR)")  # fmt: skip
-    p.add_argument("--data-root", type=Path, default=settings.data_root,
-                   help="folder holding MNIST/raw/ (env DATA_ROOT)")  # fmt: skip
+    add_store_args(p, settings)
     p.add_argument("--count", type=int, default=300, help="numbers per family; default: 300")
     p.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES),
                    help="families to read; default: all")  # fmt: skip

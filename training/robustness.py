@@ -24,6 +24,7 @@ from model_store.serving import ServingHead
 
 from .corruptions import CORRUPTIONS, FAMILIES, FAMILY_OF, corrupt
 from .data import load_split
+from .evaluate import add_store_args
 
 log = logging.getLogger("training")
 
@@ -33,10 +34,7 @@ TARGETS = {"mean": 0.97, "each": 0.90, "low_res": 0.95}
 
 def add_robustness_args(p: argparse.ArgumentParser, settings) -> None:
     p.add_argument("models", nargs="*", help="model names (default: every model in the store)")
-    p.add_argument("--store-dir", type=Path, default=settings.model_store_dir,
-                   help="model store to read (env MODEL_STORE_DIR)")  # fmt: skip
-    p.add_argument("--data-root", type=Path, default=settings.data_root,
-                   help="folder holding MNIST/raw/ (env DATA_ROOT)")  # fmt: skip
+    add_store_args(p, settings)
     p.add_argument("--limit", type=int, default=1000, help="test digits per corruption; default: 1000")
     p.add_argument("--corruptions", nargs="+", metavar="NAME", choices=[*CORRUPTIONS, *FAMILIES],
                    help="corruptions or families to run; default: all")  # fmt: skip

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 import socket
 import subprocess
@@ -18,11 +17,12 @@ import pytest
 import torch
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from PIL import Image
 
 from app.main import create_app
 from app.settings import Settings
 from model_store import save_untrained
+
+from ..model_store.image_support import png_bytes  # noqa: F401  (re-exported for the app tests)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 VIT = "vit-test"
@@ -87,16 +87,6 @@ async def running(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
 # ------------------------------------------------------------------------------------- images
 
 
-def png_bytes(
-    image: np.ndarray | Image.Image, mode: str | None = None, fmt: str = "PNG", **save: object
-) -> bytes:
-    """Encode an array (or a Pillow image) as PNG, or as ``fmt``."""
-    img = image if isinstance(image, Image.Image) else Image.fromarray(image, mode)
-    buf = io.BytesIO()
-    img.save(buf, fmt, **save)
-    return buf.getvalue()
-
-
 @pytest.fixture(scope="session")
 def digits(mnist_test) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-untyped-def]
     """12 real MNIST test digits (uint8 (12, 28, 28)) and their labels."""
@@ -105,14 +95,16 @@ def digits(mnist_test) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-unty
 
 
 def reference_probabilities(store: Path, name: str, images_u8: np.ndarray) -> np.ndarray:
-    """The model called in-process, outside the service: (N, 10) softmax probabilities."""
+    """The model called in-process through the store's serving head (normalisation and calibration),
+    outside the service: (N, 10) probabilities."""
     from model_store import ModelStore
+    from model_store.serving import ServingHead
 
     model, card = ModelStore(store).load(name, "cpu")
+    head = ServingHead(model, card, ModelStore(store).path(name)).eval()
     x = torch.from_numpy(images_u8.astype(np.float32) / 255.0).unsqueeze(1)
-    x = (x - card.preprocessing.mean) / card.preprocessing.std
     with torch.inference_mode():
-        return torch.softmax(model(x).float(), dim=-1).numpy()
+        return head(x)[:, : len(card.labels)].numpy()
 
 
 # ------------------------------------------------------------------------------- real servers
