@@ -173,8 +173,8 @@ def test_clear_undo_and_escape_reset_the_pad(page_session, service):
         assert page.locator(f'.model[data-model="{name}"] .model-message').inner_text() == "Draw a digit"
     assert page.locator("#attention-empty").is_visible()
 
-    # two strokes, undo one: the first stays
-    draw(page, [[(0.3, 0.25), (0.7, 0.25)], [(0.5, 0.25), (0.5, 0.85)]])
+    # two strokes, undo one: the first (a 1) stays; a lone bar would rightly read "not a digit"
+    draw(page, [[(0.5, 0.16), (0.5, 0.84)], [(0.3, 0.16), (0.7, 0.16)]])
     settle(page, service.names)
     before = canvas_stats(page, "pad")["dark"]
     page.get_by_test_id("undo").click()
