@@ -1,7 +1,9 @@
 """Reading images from a request: multipart file(s), a raw ``image/*`` body, or JSON.
 
-``read_payload`` runs on the event loop and only collects bytes; ``decode_payload`` (JSON parsing,
-image decoding, preprocessing) is CPU work and runs on a worker thread.
+A route names what it accepts with a ``BodyForm`` (SINGLE, BATCH, PICTURE). ``read_payload`` runs on the
+event loop and only collects bytes; ``decode_payload`` (JSON validation with the pydantic models in
+``schemas``, image decoding, preprocessing) runs inline for small bodies and on a worker thread
+otherwise (``Payload.inline``).
 """
 
 from __future__ import annotations
@@ -10,10 +12,11 @@ import json
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from fastapi import Request
+from pydantic import BaseModel, ValidationError
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 
@@ -26,25 +29,6 @@ from .settings import Settings
 ACCEPTED = "multipart/form-data, image/png|jpeg|webp|bmp|gif or application/json"
 
 _BINARY = {"type": "string", "format": "binary"}
-SINGLE_BODY = request_body(
-    {
-        "multipart/form-data": {"type": "object", "properties": {"file": _BINARY}, "required": ["file"]},
-        "image/*": _BINARY,
-        "application/json": {"oneOf": [ref(ImageJSON), ref(PixelsJSON)]},
-    },
-    "one image: a multipart field `file`, a raw image body, or JSON with `image` (base64) or `pixels`",
-)
-BATCH_BODY = request_body(
-    {
-        "multipart/form-data": {
-            "type": "object",
-            "properties": {"files": {"type": "array", "items": _BINARY}},
-            "required": ["files"],
-        },
-        "application/json": {"oneOf": [ref(BatchImagesJSON), ref(BatchPixelsJSON)]},
-    },
-    "many images: repeated multipart field `files`, or JSON `images` (base64) or `pixels`",
-)
 
 
 # Payloads this small are decoded on the event loop: a 28x28 PNG or pixels list takes ~50-70 µs,
@@ -52,6 +36,7 @@ BATCH_BODY = request_body(
 INLINE_MAX_BYTES = 8192
 INLINE_MAX_SIDE = 64
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+T = TypeVar("T")
 
 
 def is_small_png(data: bytes) -> bool:
@@ -62,16 +47,64 @@ def is_small_png(data: bytes) -> bool:
     return 0 < width <= INLINE_MAX_SIDE and 0 < height <= INLINE_MAX_SIDE
 
 
+@dataclass(frozen=True, slots=True)
+class BodyForm:
+    """What a route accepts: the multipart field names (the first is documented; a batch also takes
+    `file`), the JSON body models by their one key, whether a raw image body is allowed, and how many
+    images one request may carry (None: MAX_BATCH_IMAGES)."""
+
+    fields: tuple[str, ...]
+    json_models: dict[str, type[BaseModel]]
+    raw_image: bool = True
+    max_images: int | None = 1
+
+    @property
+    def batch(self) -> bool:
+        return self.max_images != 1
+
+    def limit(self, settings: Settings) -> int:
+        return settings.max_batch_images if self.max_images is None else self.max_images
+
+    def openapi(self, description: str) -> dict[str, Any]:
+        """The route's ``openapi_extra``: the request body exactly as this form reads it."""
+        part = {"type": "array", "items": _BINARY} if self.batch else _BINARY
+        content: dict[str, dict[str, Any]] = {
+            "multipart/form-data": {
+                "type": "object", "properties": {self.fields[0]: part}, "required": [self.fields[0]],
+            },
+        }  # fmt: skip
+        if self.raw_image:
+            content["image/*"] = _BINARY
+        models = [ref(m) for m in self.json_models.values()]
+        content["application/json"] = models[0] if len(models) == 1 else {"oneOf": models}
+        return request_body(content, description)
+
+
+SINGLE = BodyForm(("file",), {"image": ImageJSON, "pixels": PixelsJSON})
+BATCH = BodyForm(
+    ("files", "file"), {"images": BatchImagesJSON, "pixels": BatchPixelsJSON},
+    raw_image=False, max_images=None,
+)  # fmt: skip
+PICTURE = BodyForm(("file",), {"image": ImageJSON})  # /read: `pixels` would be one digit already
+
+SINGLE_BODY = SINGLE.openapi(
+    "one image: a multipart field `file`, a raw image body, or JSON with `image` (base64) or `pixels`"
+)
+BATCH_BODY = BATCH.openapi(
+    "many images: repeated multipart field `files`, or JSON `images` (base64) or `pixels`"
+)
+PICTURE_BODY = PICTURE.openapi(
+    "one picture of a number: a multipart field `file`, a raw image body, or JSON `image` (base64)"
+)
+
+
 @dataclass(slots=True)
 class Payload:
     """What arrived, still encoded."""
 
+    form: BodyForm
     images: list[bytes] = field(default_factory=list)
     json_body: bytes | None = None
-
-    @property
-    def expected(self) -> int:
-        return len(self.images) or 1
 
     @property
     def inline(self) -> bool:
@@ -86,41 +119,41 @@ def media_type(request: Request) -> str:
     return request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
 
 
-async def read_payload(request: Request, settings: Settings, *, many: bool) -> Payload:
+async def read_payload(request: Request, settings: Settings, form: BodyForm) -> Payload:
     media = media_type(request)
     if media == "multipart/form-data":
-        return Payload(images=await _read_multipart(request, settings, many))
+        return Payload(form, images=await _read_multipart(request, settings, form))
     if media.startswith("image/"):
-        if many:
+        if not form.raw_image:
             raise UnsupportedMediaType("a batch is sent as multipart `files` or JSON, not as one raw image")
         if media not in SUPPORTED_MEDIA_TYPES:
             raise UnsupportedMediaType(
                 f"content type {media} is not supported; send PNG, JPEG, WebP, BMP or GIF"
             )
-        return Payload(images=[await request.body()])
+        return Payload(form, images=[await request.body()])
     if media == "application/json" or media.endswith("+json"):
-        return Payload(json_body=await request.body())
+        return Payload(form, json_body=await request.body())
     shown = media or "none"
     raise UnsupportedMediaType(f"content type {shown} is not supported; send {ACCEPTED}")
 
 
-async def _read_multipart(request: Request, settings: Settings, many: bool) -> list[bytes]:
-    limit = settings.max_batch_images if many else 1
+async def _read_multipart(request: Request, settings: Settings, form: BodyForm) -> list[bytes]:
+    limit = form.limit(settings)
     try:
-        form = await request.form(max_files=limit + 1, max_fields=100, max_part_size=settings.max_body_bytes)
+        parts = await request.form(max_files=limit + 1, max_fields=100, max_part_size=settings.max_body_bytes)
     except HTTPException as exc:
         if "Too many files" in str(exc.detail):
             raise PayloadTooLarge(f"too many files: at most {limit} per request") from None
         raise InvalidInput(f"malformed multipart body: {exc.detail}") from None
     try:
-        names = ("files", "file") if many else ("file",)
-        uploads = [u for name in names for u in form.getlist(name)]
+        names = form.fields
+        uploads = [u for name in names for u in parts.getlist(name)]
         if not uploads:
-            other = [k for k in form if k not in names]
+            other = [k for k in parts if k not in names]
             hint = f" (got {', '.join(other)})" if other else ""
             raise InvalidInput(f"multipart field `{names[0]}` is missing{hint}")
         if len(uploads) > limit:
-            if many:
+            if form.batch:
                 raise PayloadTooLarge(f"{len(uploads)} images: at most {limit} per batch")
             raise InvalidInput("one image per request; use /predict/batch for several")
         data = []
@@ -130,13 +163,12 @@ async def _read_multipart(request: Request, settings: Settings, many: bool) -> l
             data.append(await upload.read())
         return data
     finally:
-        await form.close()
+        await parts.close()
 
 
-def decode_payload(payload: Payload, settings: Settings, many: bool) -> list[np.ndarray]:
-    """Payload -> MNIST-style (28, 28) float32 arrays. Worker thread; raises ServiceError."""
-    if payload.json_body is None:
-        return _each(payload.images, lambda b: preprocess_bytes(b, settings.max_image_pixels), many)
+def parse_json(payload: Payload) -> BaseModel:
+    """The JSON body validated by the form's model for its one key; InvalidInput says what is wrong."""
+    assert payload.json_body is not None
     try:
         obj = json.loads(payload.json_body)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -145,42 +177,66 @@ def decode_payload(payload: Payload, settings: Settings, many: bool) -> list[np.
         raise InvalidInput("body is not valid JSON: nested too deeply") from None
     if not isinstance(obj, dict):
         raise InvalidInput("JSON body must be an object")
-    keys = ("images", "pixels") if many else ("image", "pixels")
+    keys = list(payload.form.json_models)
     given = [k for k in keys if k in obj]
     unknown = sorted(set(obj) - set(keys))
     if len(given) != 1 or unknown:
         extra = f"; unknown field(s) {unknown}" if unknown else ""
-        raise InvalidInput(f"JSON body must have exactly one of {list(keys)}{extra}")
-    key = given[0]
-    value = obj[key]
-    if not many:
-        if key == "pixels":
-            return [pixels_to_array(value)]
-        if not isinstance(value, str) or not value:
-            raise InvalidInput("`image` must be a non-empty base64 string")
-        return [preprocess_bytes(decode_base64(value), settings.max_image_pixels)]
-    if not isinstance(value, list) or not value:
-        raise InvalidInput(f"`{key}` must be a non-empty list")
-    if len(value) > settings.max_batch_images:
-        raise PayloadTooLarge(f"{len(value)} images: at most {settings.max_batch_images} per batch")
-    if key == "pixels":
-        return [pixels_to_array(p, f"pixels[{i}]") for i, p in enumerate(value)]
-
-    def one(item: object) -> np.ndarray:
-        if not isinstance(item, str) or not item:
-            raise InvalidInput("must be a non-empty base64 string")
-        return preprocess_bytes(decode_base64(item), settings.max_image_pixels)
-
-    return _each(value, one, many)
+        raise InvalidInput(f"JSON body must have exactly one of {keys}{extra}")
+    model = payload.form.json_models[given[0]]
+    try:
+        return model.model_validate(obj)
+    except ValidationError as exc:
+        raise InvalidInput(_first_error(exc, model)) from None
 
 
-def _each(items: list, fn: Callable[[Any], np.ndarray], many: bool) -> list[np.ndarray]:
-    if not many:
-        return [fn(items[0])]
-    out = []
-    for i, item in enumerate(items):
-        try:
-            out.append(fn(item))
-        except ServiceError as exc:  # say which image was wrong
-            raise ServiceError(f"image {i}: {exc.message}", exc.status_code, exc.headers) from None
-    return out
+def _first_error(exc: ValidationError, model: type[BaseModel]) -> str:
+    """pydantic's first complaint as one line, with what the field expects:
+    "`pixels`: List should have at least 28 items after validation, not 3 (expected 28 rows of ...)"."""
+    err = exc.errors(include_url=False)[0]
+    where = ".".join(str(p) for p in err["loc"])
+    field = model.model_fields.get(str(err["loc"][0])) if err["loc"] else None
+    expected = f" (expected {field.description})" if field is not None and field.description else ""
+    more = f"; {exc.error_count() - 1} more error(s)" if exc.error_count() > 1 else ""
+    return f"`{where}`: {err['msg']}{expected}{more}"
+
+
+def image_bytes(payload: Payload) -> list[bytes]:
+    """The encoded images of an upload or of a JSON body with base64 `image` / `images`."""
+    if payload.json_body is None:
+        return payload.images
+    body = parse_json(payload)
+    if isinstance(body, ImageJSON):
+        return [decode_base64(body.image)]
+    if isinstance(body, BatchImagesJSON):
+        return [_numbered(i, decode_base64, item) for i, item in enumerate(body.images)]
+    raise InvalidInput("this route takes an encoded image, not `pixels`")
+
+
+def decode_payload(payload: Payload, settings: Settings) -> list[np.ndarray]:
+    """Payload -> MNIST-style (28, 28) float32 arrays. Raises ServiceError."""
+    body = parse_json(payload) if payload.json_body is not None else None
+    if isinstance(body, PixelsJSON):
+        return [pixels_to_array(body.pixels)]
+    if isinstance(body, BatchPixelsJSON):
+        pixels = body.pixels
+        _check_count(len(pixels), settings)
+        return [_numbered(i, pixels_to_array, p, f"pixels[{i}]") for i, p in enumerate(pixels)]
+    encoded = image_bytes(payload)
+    _check_count(len(encoded), settings)
+    if not payload.form.batch:
+        return [preprocess_bytes(encoded[0], settings.max_image_pixels)]
+    return [_numbered(i, preprocess_bytes, b, settings.max_image_pixels) for i, b in enumerate(encoded)]
+
+
+def _check_count(n: int, settings: Settings) -> None:
+    if n > settings.max_batch_images:
+        raise PayloadTooLarge(f"{n} images: at most {settings.max_batch_images} per batch")
+
+
+def _numbered(i: int, fn: Callable[..., T], *args: Any) -> T:
+    """fn(*args), with the image's index in the message when it fails (batches)."""
+    try:
+        return fn(*args)
+    except ServiceError as exc:
+        raise ServiceError(f"image {i}: {exc.message}", exc.status_code, exc.headers) from None

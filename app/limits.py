@@ -59,9 +59,11 @@ class BodyTimeout(ServiceError):
     status_code = 408
 
 
-def slow_client_protocol(header_timeout_s: float) -> type:
-    """uvicorn's HTTP protocol with a deadline for each request head: a client that opens a
-    connection (or starts a request) and never finishes its headers is disconnected."""
+def slow_client_protocol(header_timeout_s: float, max_connections: int) -> type:
+    """uvicorn's HTTP protocol with a deadline for each request head (a client that opens a
+    connection, or starts a request, and never finishes its headers is disconnected) and a cap on
+    open connections and running requests per worker: past it a request gets our JSON 503 with
+    Retry-After (uvicorn's own `limit_concurrency` answers in plain text, without Retry-After)."""
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     class HeadDeadlineProtocol(HttpToolsProtocol):
@@ -86,7 +88,14 @@ def slow_client_protocol(header_timeout_s: float) -> type:
 
         def on_headers_complete(self) -> None:
             self._disarm()
-            super().on_headers_complete()
+            if len(self.connections) > max_connections or len(self.tasks) >= max_connections:
+                served, self.app = self.app, _over_capacity  # the cycle built next runs this app
+                try:
+                    super().on_headers_complete()
+                finally:
+                    self.app = served
+            else:
+                super().on_headers_complete()
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
@@ -98,6 +107,23 @@ def slow_client_protocol(header_timeout_s: float) -> type:
             super().connection_lost(exc)
 
     return HeadDeadlineProtocol
+
+
+async def _over_capacity(scope: Scope, receive: Receive, send: Send) -> None:
+    body = json.dumps({"detail": "too many open connections to this worker; retry shortly"}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 503,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"retry-after", b"1"),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 def _content_length(scope: Scope) -> int | None:

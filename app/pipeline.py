@@ -17,7 +17,7 @@ from fastapi import Request
 
 from .errors import ClientDisconnected, DeadlineExceeded, ServiceError, Unavailable
 from .hop import EngineGone, EngineRefused, Op, Reply, Status
-from .inputs import read_payload
+from .inputs import SINGLE, BodyForm, read_payload
 from .runtime import Runtime, ServedModel
 
 
@@ -70,10 +70,10 @@ def serving(request: Request) -> tuple[Runtime, ServedModel]:
     return runtime, runtime.model_for_inference(request.path_params["name"])
 
 
-async def read_images(request: Request, runtime: Runtime, *, many: bool) -> list[np.ndarray]:
+async def read_images(request: Request, runtime: Runtime, form: BodyForm = SINGLE) -> list[np.ndarray]:
     """Read the body and decode it into MNIST-style (28, 28) float32 images."""
-    payload = await read_payload(request, runtime.settings, many=many)
-    return await runtime.decode(payload, many)
+    payload = await read_payload(request, runtime.settings, form)
+    return await runtime.decode(payload)
 
 
 async def infer(

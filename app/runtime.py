@@ -170,11 +170,11 @@ class Runtime:
         assert self.workers is not None, "runtime not started"
         return await asyncio.get_running_loop().run_in_executor(self.workers, fn, *args)
 
-    async def decode(self, payload: Payload, many: bool) -> list[np.ndarray]:
+    async def decode(self, payload: Payload) -> list[np.ndarray]:
         """Decode a payload: small ones right here, the rest on the worker pool (see inputs.inline)."""
         if payload.inline:
-            return decode_payload(payload, self.settings, many)
-        return await self.run_cpu(decode_payload, payload, self.settings, many)
+            return decode_payload(payload, self.settings)
+        return await self.run_cpu(decode_payload, payload, self.settings)
 
     # ------------------------------------------------------------------------------- lifecycle
 
@@ -195,6 +195,7 @@ class Runtime:
 
     async def start(self) -> None:
         t0 = time.perf_counter()
+        self.draining = False  # a lifespan may run again after a shutdown (ASGI test clients do)
         preprocess.configure(self.settings.max_image_pixels)
         self.workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="preproc")
         socket_path = self.settings.engine_socket

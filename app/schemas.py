@@ -79,24 +79,26 @@ class ImageJSON(BaseModel):
     """One image, base64 encoded (PNG, JPEG, WebP, BMP or GIF; a data: URL prefix is allowed)."""
 
     model_config = ConfigDict(extra="forbid")
-    image: str = Field(min_length=1)
+    image: str = Field(min_length=1, description="a non-empty base64 string")
 
 
 class PixelsJSON(BaseModel):
     """28 rows of 28 numbers 0-255, white digit on black, used as-is."""
 
     model_config = ConfigDict(extra="forbid")
-    pixels: list[list[float]] = Field(min_length=28, max_length=28)
+    pixels: list[list[float]] = Field(min_length=28, max_length=28, description="28 rows of 28 numbers 0-255")
 
 
 class BatchImagesJSON(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    images: list[str] = Field(min_length=1)
+    images: list[str] = Field(min_length=1, description="a non-empty list of base64 strings")
 
 
 class BatchPixelsJSON(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    pixels: list[Image28] = Field(min_length=1)
+    pixels: list[Image28] = Field(
+        min_length=1, description="a non-empty list of images, each 28 rows of 28 numbers 0-255"
+    )
 
 
 class Timing(BaseModel):

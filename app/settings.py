@@ -72,17 +72,13 @@ class Settings(BaseSettings):
     def _upper_level(cls, value: str) -> str:
         return value.upper()
 
-    def worker_count(self, cpu_count: int) -> int:
+    def worker_count(self, cpu_count: int, gpu_present: bool) -> int:
+        """WORKERS, or for "auto" the cores the engine leaves free: on a GPU it needs about two (its
+        event loop and the device's launch thread); on the CPU it computes, so it gets half."""
         if self.workers != "auto":
             return self.workers
-        on_gpu = self.device.startswith("cuda") or (self.device == "auto" and _cuda_available())
+        on_gpu = self.device.startswith("cuda") or (self.device == "auto" and gpu_present)
         return max(1, cpu_count - 2) if on_gpu else max(1, cpu_count // 2)
-
-
-def _cuda_available() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
 
 
 @lru_cache

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 
+from .cpus import available_cpus, nvidia_gpu_present
 from .settings import Settings, get_settings
 
 log = logging.getLogger("app.supervisor")
@@ -30,7 +31,7 @@ log = logging.getLogger("app.supervisor")
 class Supervisor:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.workers_wanted = settings.worker_count(os.cpu_count() or 1)
+        self.workers_wanted = settings.worker_count(available_cpus(), nvidia_gpu_present())
         self.dir = tempfile.mkdtemp(prefix="vit-digits-")
         self.socket_path = os.path.join(self.dir, "engine.sock")
         self.metrics_dir = os.path.join(self.dir, "metrics")

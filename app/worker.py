@@ -19,8 +19,8 @@ def main() -> None:
     sock = socket.socket(fileno=args.fd)
     config = uvicorn.Config(
         "app.main:app", log_level=s.log_level.lower(), access_log=False, lifespan="on",
-        limit_concurrency=s.max_connections, timeout_graceful_shutdown=int(s.shutdown_grace_s) + 1,
-        http=slow_client_protocol(s.header_timeout_s),
+        timeout_graceful_shutdown=int(s.shutdown_grace_s) + 1,
+        http=slow_client_protocol(s.header_timeout_s, s.max_connections),
     )  # fmt: skip
     uvicorn.Server(config).run(sockets=[sock])
 

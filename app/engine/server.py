@@ -21,6 +21,7 @@ import torch
 
 from model_store.serving import resolve_device
 
+from ..cpus import available_cpus
 from ..hop import (
     CANCEL,
     HEADER,
@@ -141,7 +142,7 @@ class Engine:
     def _load(self) -> None:
         s = self.settings
         if self.device.type == "cpu":
-            torch.set_num_threads(s.torch_threads or max(1, (os.cpu_count() or 1) // 2))
+            torch.set_num_threads(s.torch_threads or max(1, available_cpus() // 2))
         self.models, self.refused = load_models(s, self.device)
         for i, m in enumerate(self.models):
             self.batchers[(i, Op.PREDICT)] = self._batcher(m.card.name, m.predict)

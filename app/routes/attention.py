@@ -53,7 +53,7 @@ async def attention(
     if head is not None and head >= heads:
         raise InvalidInput(f"head {head} is out of range: the model has {heads} heads (0..{heads - 1})")
 
-    images = await read_images(request, runtime, many=False)
+    images = await read_images(request, runtime)
     answer = await infer(request, runtime, served, images, started, Op.ATTENTION)
     out = answer.prediction()
     out.update(split_attention(answer.outputs[0], served.attention))

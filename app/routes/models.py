@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 
 from ..deps import ArrivalDep, ModelDep, RuntimeDep, ServingModelDep, path_and_flag, query_flag
 from ..errors import Unavailable
-from ..inputs import BATCH_BODY, SINGLE_BODY
+from ..inputs import BATCH, BATCH_BODY, SINGLE_BODY
 from ..openapi import errors
 from ..pipeline import infer, read_images, serving
 from ..schemas import BatchResponse, ModelInfo, ModelList, PredictResponse
@@ -46,7 +46,7 @@ async def predict(request: Request) -> JSONResponse:
     started = time.monotonic()
     runtime, served = serving(request)
     return_input = query_flag(request, "return_input")
-    images = await read_images(request, runtime, many=False)
+    images = await read_images(request, runtime)
     answer = await infer(request, runtime, served, images, started)
     body = {"model": served.name, **answer.prediction(), "timing": answer.timing()}
     if return_input:
@@ -64,7 +64,7 @@ async def predict_batch(
     request: Request, served: ServingModelDep, runtime: RuntimeDep, started: ArrivalDep
 ) -> JSONResponse:
     """Classify many digit images; answers in input order."""
-    images = await read_images(request, runtime, many=True)
+    images = await read_images(request, runtime, BATCH)
     answer = await infer(request, runtime, served, images, started)
     predictions = [answer.prediction(i) for i in range(len(images))]
     return JSONResponse({"model": served.name, "predictions": predictions, "timing": answer.timing()})

@@ -6,7 +6,6 @@ model's batcher in one submission, so a number costs one forward pass, not one p
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -18,24 +17,14 @@ from model_store.segment import DigitCrop, segment_bytes
 
 from ..deps import path_and_flag, query_flag
 from ..errors import BadImage, InvalidInput, NoInk, PayloadTooLarge, ServiceError, UnsupportedMediaType
-from ..inputs import Payload, read_payload
-from ..openapi import errors, ref, request_body
+from ..inputs import PICTURE, PICTURE_BODY, Payload, image_bytes, read_payload
+from ..openapi import errors
 from ..pipeline import infer, serving
-from ..preprocess import decode_base64
-from ..schemas import ImageJSON, ReadResponse
+from ..schemas import ReadResponse
 from ..settings import Settings
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
 
-_BINARY = {"type": "string", "format": "binary"}
-READ_BODY = request_body(
-    {
-        "multipart/form-data": {"type": "object", "properties": {"file": _BINARY}, "required": ["file"]},
-        "image/*": _BINARY,
-        "application/json": ref(ImageJSON),
-    },
-    "one picture of a number: a multipart field `file`, a raw image body, or JSON `image` (base64)",
-)
 RETURN_INPUT = "add each digit's 28x28 preprocessed input"
 
 # model_store knows nothing of HTTP; its errors name the status (see model_store.preprocess).
@@ -47,23 +36,9 @@ _STATUS: tuple[tuple[type[mp.ImageError], type[ServiceError]], ...] = (
 )
 
 
-def _image_bytes(payload: Payload) -> bytes:
-    if payload.json_body is None:
-        return payload.images[0]
-    try:
-        obj = json.loads(payload.json_body)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise InvalidInput(f"body is not valid JSON: {exc}") from None
-    if not isinstance(obj, dict) or set(obj) != {"image"}:
-        raise InvalidInput("JSON body must be an object with exactly one field, `image` (base64)")
-    if not isinstance(obj["image"], str) or not obj["image"]:
-        raise InvalidInput("`image` must be a non-empty base64 string")
-    return decode_base64(obj["image"])
-
-
 def split_upload(payload: Payload, settings: Settings) -> list[DigitCrop]:
     """Payload -> the picture's digits in reading order. Worker thread; raises ServiceError."""
-    data = _image_bytes(payload)
+    data = image_bytes(payload)[0]
     try:
         return segment_bytes(data, settings.max_image_pixels, settings.max_digits)
     except mp.ImageError as exc:
@@ -75,14 +50,14 @@ def split_upload(payload: Payload, settings: Settings) -> list[DigitCrop]:
     "/{name}/read",
     response_model=ReadResponse,
     responses=errors(400, 404, 413, 415, 422, 503, 504),
-    openapi_extra={**READ_BODY, **path_and_flag("return_input", RETURN_INPUT)},
+    openapi_extra={**PICTURE_BODY, **path_and_flag("return_input", RETURN_INPUT)},
 )
 async def read_number(request: Request) -> JSONResponse:
     """Read a whole number: split the picture into digits and classify them together."""
     started = time.monotonic()
     runtime, served = serving(request)
     return_input = query_flag(request, "return_input")
-    payload = await read_payload(request, runtime.settings, many=False)
+    payload = await read_payload(request, runtime.settings, PICTURE)
     crops = await runtime.run_cpu(split_upload, payload, runtime.settings)
     answer = await infer(request, runtime, served, [c.pixels for c in crops], started)
     digits: list[dict[str, Any]] = []

@@ -65,10 +65,6 @@ schema = schemathesis.openapi.from_dict(
 schema.app = APP
 
 
-@pytest.mark.skip(
-    reason="KNOWN BUG, open in issue 9: after the engine/front-end split this fuzz run gets 500s from the "
-    "in-process app (even on /v2/health/ready); to be fixed before issue 9 closes"
-)
 @schema.parametrize()
 @settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 def test_openapi_fuzz(case):
