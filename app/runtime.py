@@ -187,7 +187,8 @@ class Runtime:
         self.device = welcome["device"]
         self.models = {
             m["card"]["name"]: ServedModel(
-                i, ModelCard.from_dict(m["card"]), m["device"], m["predict_width"], m["attention"],
+                i, ModelCard.from_dict(m["card"], "engine", check_architecture=False), m["device"],
+                m["predict_width"], m["attention"],
                 m["digit_threshold"], m["fast_path"],
             )
             for i, m in enumerate(welcome["models"])

@@ -10,13 +10,14 @@ import time
 import traceback
 from pathlib import Path
 
+from testkit.server import REPO_ROOT, ServiceProcess
+
 from . import report
 from .coldstart import run_coldstart
 from .machine import machine_info
 from .raw import BATCH_SIZES, run_raw
 from .samples import load_digits
 from .served import Phase, run_phase
-from .server import REPO_ROOT, Server
 from .store import resolve_store
 
 
@@ -35,10 +36,17 @@ def get_args_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--loadgen-procs", type=int, default=0, help="load generator processes (0: 1 per 4 cores, max 4)"
     )
-    p.add_argument("--client", default="raw", choices=["raw", "httpx"], help="load generator client (raw)")
+    p.add_argument(
+        "--client", default="raw", choices=["raw", "httpx", "wrk"],
+        help="load generator: our raw asyncio client (default), httpx, or wrk (apt-get install wrk)",
+    )  # fmt: skip
     p.add_argument("--coldstart-repeats", type=int, default=None, help="default: 3 (quick 1)")
     p.add_argument("--queue-size", type=int, default=4096, help="MAX_QUEUE_SIZE for load runs (4096)")
     p.add_argument("--skip", default="", help="comma list of sections to skip: raw,served,coldstart")
+    p.add_argument(
+        "--workers", type=int, default=None,
+        help="serve with `python -m app` and WORKERS=N (default: one uvicorn process serving --app)",
+    )  # fmt: skip
     p.add_argument("--app", default="app.main:app", help="ASGI app to serve (default: app.main:app)")
     p.add_argument(
         "--server-env",
@@ -76,13 +84,29 @@ def served_phases(models: list[str], conc: list[int], quick: bool) -> tuple[list
     return batched, unbatched
 
 
+def service(args: argparse.Namespace, env: dict[str, str], log: Path | None = None) -> ServiceProcess:
+    """The service as the flags ask for it (not started)."""
+    return ServiceProcess(
+        env, workers=args.workers, log_path=log, app=args.app,
+        uvicorn_args=("--log-level", "warning"), access_log=args.access_log,
+    )  # fmt: skip
+
+
+def server_note(args: argparse.Namespace) -> str:
+    access = "access log " + ("on" if args.access_log else "off")
+    if args.workers is not None:
+        return f"python -m app, WORKERS={args.workers} (supervisor, engine, front-end workers), {access}"
+    return f"uvicorn {args.app} --workers 1 (uvloop/httptools when installed), {access}"
+
+
 def loadgen_note(client: str, procs: int) -> str:
-    kind = "raw asyncio HTTP/1.1" if client == "raw" else "httpx.AsyncClient"
+    kind = {"raw": "raw asyncio HTTP/1.1", "httpx": "httpx.AsyncClient", "wrk": "wrk"}[client]
+    where = f"{procs} wrk thread(s)" if client == "wrk" else f"{procs} separate process(es) with uvloop"
     return (
-        f"closed loop, {kind} keep-alive connections (one per client), in {procs} separate "
-        "process(es) with uvloop, on the same machine as the server (it competes with the server for "
-        "CPU; the no-op ceiling pays the same cost). Throughput counts 200 answers completed inside the "
-        "measured window; every request of a phase repeats the same body."
+        f"closed loop, {kind} keep-alive connections (one per client), in {where}, on the same machine "
+        "as the server (it competes with the server for CPU; the no-op ceiling pays the same cost). "
+        "Throughput counts 200 answers completed inside the measured window; every request of a phase "
+        "repeats the same body."
     )
 
 
@@ -120,8 +144,7 @@ def main(argv: list[str] | None = None) -> int:
             "warmup_s": warmup,
             "raw_min_time_s": raw_time,
             "batch_images": args.batch_images,
-            "server": f"uvicorn {args.app} --workers 1 (uvloop/httptools when installed), access log "
-            + ("on" if args.access_log else "off"),
+            "server": server_note(args),
             "server_env": {
                 "DEVICE": device,
                 "MAX_QUEUE_SIZE": args.queue_size,
@@ -142,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
             res["raw"] += run_raw(models, store, dev, BATCH_SIZES, raw_time, digits)
             print(f"raw models on {dev}: {time.perf_counter() - t0:.0f} s", flush=True)
 
-    env = {"MODEL_STORE_DIR": str(store), "DEVICE": device, "MAX_QUEUE_SIZE": str(args.queue_size)}
+    env = {"MODEL_STORE_DIR": str(store), "DEVICE": device, "MAX_QUEUE_SIZE": str(args.queue_size),
+           "LOG_LEVEL": "warning"}  # fmt: skip
     env.update(dict(kv.split("=", 1) for kv in args.server_env))
     if "served" not in skip:
         res["served"] = []
@@ -154,10 +178,7 @@ def main(argv: list[str] | None = None) -> int:
             log = raw_dir / f"server-{label}.log"
             log.unlink(missing_ok=True)
             try:
-                with Server(
-                    env={**env, **extra}, access_log=args.access_log, log_file=log, app=args.app
-                ) as srv:
-                    srv.wait_ready()
+                with service(args, {**env, **extra}, log) as srv:
                     for ph in phases:
                         row = run_phase(
                             srv, ph, digits, warmup=warmup, duration=duration, procs=procs,
@@ -171,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if "coldstart" not in skip:
         try:
-            res["coldstart"] = run_coldstart(env, repeats, args.app)
+            res["coldstart"] = run_coldstart(lambda: service(args, env), repeats)
         except Exception as exc:
             res["errors"]["coldstart"] = str(exc)
             print(f"cold start failed: {exc}", file=sys.stderr, flush=True)

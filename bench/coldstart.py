@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 
-from .server import Server
+from testkit.server import ServiceProcess
 
 
-def run_coldstart(env: dict[str, str], repeats: int, app: str) -> dict:
+def run_coldstart(make_service: Callable[[], ServiceProcess], repeats: int) -> dict:
     ready_s, stop_s, codes = [], [], []
     for _ in range(repeats):
-        server = Server(env=env, app=app).start()
+        server = make_service().spawn()
         try:
             ready_s.append(server.wait_ready(timeout=120, poll=0.005))
             rss = server.rss_mb()

@@ -8,15 +8,19 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from testkit.http import multipart_body
+from testkit.images import png_bytes
+from testkit.metrics import total
+from testkit.server import REPO_ROOT, ServiceProcess
+
 from .loadgen import Target
-from .samples import encode_png, pixels_list
-from .server import REPO_ROOT, Server, metric
+from .samples import pixels_list
+from .wrk import run_wrk
 
 
 @dataclass
@@ -27,40 +31,23 @@ class Phase:
     concurrency: int
 
 
-def multipart(fields: list[tuple[str, str, bytes, str]]) -> tuple[bytes, str]:
-    """(field, filename, content, content type) parts -> (body, Content-Type header)."""
-    boundary = "bench" + uuid.uuid4().hex
-    out = b""
-    for name, filename, content, ctype in fields:
-        out += (
-            (
-                f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{filename}"\r\n'
-                f"Content-Type: {ctype}\r\n\r\n"
-            ).encode()
-            + content
-            + b"\r\n"
-        )
-    out += f"--{boundary}--\r\n".encode()
-    return out, f"multipart/form-data; boundary={boundary}"
-
-
 def make_target(payload: str, model: str | None, digits: np.ndarray, batch_images: int) -> Target:
     if payload == "noop":
         return Target("GET", "/v1/noop")
     base = f"/v1/models/{model}/predict"
     digit = digits[0]
     if payload == "png":
-        return Target("POST", base, {"Content-Type": "image/png"}, encode_png(digit))
+        return Target("POST", base, {"Content-Type": "image/png"}, png_bytes(digit))
     if payload == "pixels":
         body = json.dumps({"pixels": pixels_list(digit)}, separators=(",", ":")).encode()
         return Target("POST", base, {"Content-Type": "application/json"}, body)
     if payload == "multipart":
-        body, ctype = multipart([("file", "digit.png", encode_png(digit), "image/png")])
+        body, ctype = multipart_body([("file", "digit.png", png_bytes(digit), "image/png")])
         return Target("POST", base, {"Content-Type": ctype}, body)
     picks = [digits[i % len(digits)] for i in range(batch_images)]
     if payload == "batch-png":
-        body, ctype = multipart(
-            [("files", f"d{i}.png", encode_png(d), "image/png") for i, d in enumerate(picks)]
+        body, ctype = multipart_body(
+            [("files", f"d{i}.png", png_bytes(d), "image/png") for i, d in enumerate(picks)]
         )
         return Target("POST", base + "/batch", {"Content-Type": ctype}, body)
     if payload == "batch-pixels":
@@ -77,7 +64,7 @@ def percentile(sorted_values: list[float], q: float) -> float | None:
 
 
 def run_loadgen(
-    server: Server, target: Target, concurrency: int, warmup: float, duration: float, procs: int, client: str
+    port: int, target: Target, concurrency: int, warmup: float, duration: float, procs: int, client: str
 ) -> dict:
     """Run the load generator in `procs` separate processes (connections split between them), merged."""
     procs = max(1, min(procs, concurrency))
@@ -88,7 +75,7 @@ def run_loadgen(
         for i, share in enumerate(shares):
             spec = {
                 "host": "127.0.0.1",
-                "port": server.port,
+                "port": port,
                 "target": target.to_json(),
                 "concurrency": share,
                 "warmup_s": warmup,
@@ -138,7 +125,7 @@ def _ms(x: float | None) -> float | None:
 
 
 def run_phase(
-    server: Server,
+    server: ServiceProcess,
     phase: Phase,
     digits,
     *,
@@ -151,7 +138,10 @@ def run_phase(
     target = make_target(phase.payload, phase.model, digits, batch_images)
     before = server.metrics() if phase.model else None
     load_before = os.getloadavg()[0]
-    res = run_loadgen(server, target, phase.concurrency, warmup, duration, procs, client)
+    if client == "wrk":
+        res = run_wrk(server.port, target, phase.concurrency, warmup, duration, threads=procs)
+    else:
+        res = run_loadgen(server.port, target, phase.concurrency, warmup, duration, procs, client)
     row = {
         "label": phase.label,
         "model": phase.model,
@@ -165,19 +155,12 @@ def run_phase(
     row["images_per_s"] = row["ok_per_s"] * row["images_per_request"]
     if phase.model:
         after = server.metrics()
-        m = {"model": phase.model}
-        d_sum = metric(after, "vit_digits_batch_size_sum", **m) - metric(
-            before, "vit_digits_batch_size_sum", **m
-        )
-        d_cnt = metric(after, "vit_digits_batch_size_count", **m) - metric(
-            before, "vit_digits_batch_size_count", **m
-        )
-        d_inf = metric(after, "vit_digits_inference_count", **m) - metric(
-            before, "vit_digits_inference_count", **m
-        )
-        d_exe = metric(after, "vit_digits_execution_count", **m) - metric(
-            before, "vit_digits_execution_count", **m
-        )
+
+        def grew(name: str) -> float:
+            return total(after, name, model=phase.model) - total(before, name, model=phase.model)
+
+        d_sum, d_cnt = grew("vit_digits_batch_size_sum"), grew("vit_digits_batch_size_count")
+        d_inf, d_exe = grew("vit_digits_inference_count"), grew("vit_digits_execution_count")
         row["mean_batch_size"] = d_sum / d_cnt if d_cnt else None
         row["executions"] = d_exe or d_cnt
         row["inferences"] = d_inf or d_sum

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from .server import REPO_ROOT
+from testkit.server import REPO_ROOT
 
 SHIPPED = REPO_ROOT / "model_store" / "checkpoints"
 

@@ -7,108 +7,30 @@ nothing here unpickles code.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import MISSING, asdict, dataclass, field, fields
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from .presets import ModelConfig, build_model, config_from_dict, get_config
-
-SCHEMA_VERSION = 1
-WEIGHTS_FILE = "model.safetensors"
-CARD_FILE = "card.json"
-
-# MNIST statistics (mean / std of the training pixels scaled to 0..1).
-MNIST_MEAN = 0.1307
-MNIST_STD = 0.3081
-
-
-class CheckpointError(Exception):
-    """A checkpoint is missing, malformed, or does not match its card."""
-
-
-@dataclass
-class Preprocessing:
-    image_size: int = 28
-    mean: float = MNIST_MEAN
-    std: float = MNIST_STD
-    # MNIST digits are white ink on a black background, scaled 0..1 before normalisation.
-    polarity: str = "white-on-black"
-
-
-@dataclass
-class ModelCard:
-    name: str
-    preset: str
-    architecture: dict[str, Any]
-    num_params: int
-    labels: list[str]
-    dataset: dict[str, Any]
-    preprocessing: Preprocessing
-    metrics: dict[str, float]
-    training: dict[str, Any]  # command, args, seed, epochs, wall_time_s, hardware, torch_version
-    weights_sha256: str = ""
-    weights_file: str = WEIGHTS_FILE
-    # Temperature and "is it a digit" statistics (model_store/calibration.py): the sha256 of each file
-    # it keeps beside the weights, a summary and the command that wrote them. None: not calibrated.
-    # Optional, so cards written before it existed load unchanged (same schema version).
-    calibration: dict[str, Any] | None = None
-    created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
-    schema_version: int = SCHEMA_VERSION
-
-    @property
-    def arch(self) -> str:
-        return self.architecture["arch"]
-
-    def model_config(self) -> ModelConfig:
-        return config_from_dict(self.architecture)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Any, source: str = "card") -> ModelCard:
-        if not isinstance(data, dict):
-            raise CheckpointError(f"{source}: expected a JSON object, got {type(data).__name__}")
-        version = data.get("schema_version")
-        if version != SCHEMA_VERSION:
-            raise CheckpointError(
-                f"{source}: schema_version {version!r} is not supported (expected {SCHEMA_VERSION})"
-            )
-        names = {f.name for f in fields(cls)}
-        required = {f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING}
-        missing = sorted(required - set(data))
-        if missing:
-            raise CheckpointError(f"{source}: missing field(s) {missing}")
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise CheckpointError(f"{source}: unknown field(s) {unknown}")
-        try:
-            values = dict(data)
-            values["preprocessing"] = Preprocessing(**data["preprocessing"])
-            card = cls(**values)
-            card.model_config()  # validates the architecture block
-        except (TypeError, ValueError) as exc:
-            raise CheckpointError(f"{source}: {exc}") from exc
-        return card
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+from .card import (  # noqa: F401 (re-exported: the checkpoint contract's names)
+    CARD_FILE,
+    MNIST_MEAN,
+    MNIST_STD,
+    SCHEMA_VERSION,
+    WEIGHTS_FILE,
+    CheckpointError,
+    ModelCard,
+    Preprocessing,
+    read_card,
+    sha256_file,
+)
+from .presets import build_model, get_config
 
 
 def save_checkpoint(model: nn.Module, card: ModelCard, directory: str | os.PathLike) -> Path:
@@ -133,17 +55,6 @@ def save_checkpoint(model: nn.Module, card: ModelCard, directory: str | os.PathL
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return directory
-
-
-def read_card(directory: str | os.PathLike) -> ModelCard:
-    path = Path(directory) / CARD_FILE
-    if not path.is_file():
-        raise CheckpointError(f"{path}: card not found")
-    try:
-        data = json.loads(path.read_text())
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CheckpointError(f"{path}: not valid JSON ({exc})") from exc
-    return ModelCard.from_dict(data, source=str(path))
 
 
 def load_checkpoint(

@@ -5,11 +5,13 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
-from torch import nn
+from .card import CARD_FILE, CheckpointError, ModelCard, read_card
 
-from .checkpoint import CARD_FILE, CheckpointError, ModelCard, load_checkpoint, read_card
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
 
 log = logging.getLogger(__name__)
 
@@ -44,4 +46,6 @@ class ModelStore:
         return self.root / name
 
     def load(self, name: str, device: str | torch.device = "cpu") -> tuple[nn.Module, ModelCard]:
+        from .checkpoint import load_checkpoint  # torch, only for those who load weights
+
         return load_checkpoint(self.path(name), device)

@@ -252,19 +252,10 @@ class ViT(nn.Module):
         return self.forward_head(tokens), torch.stack(attentions, dim=1)
 
 
-def count_flops_per_image(cfg: ViTConfig) -> int:
-    """Approximate forward multiply-accumulates x2, for reporting."""
-    n = cfg.num_patches + 1
-    per_block = 4 * n * cfg.dim**2 + 2 * n * cfg.dim * cfg.mlp_dim + 2 * n * n * cfg.dim
-    embed = cfg.num_patches * cfg.in_channels * cfg.patch_size**2 * cfg.dim
-    return 2 * (cfg.depth * per_block + embed + cfg.dim * cfg.num_classes)
-
-
 __all__ = [
     "DropPath",
     "ViT",
     "ViTConfig",
     "patchify",
     "sincos_2d_position_embedding",
-    "count_flops_per_image",
 ]

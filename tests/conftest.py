@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import torch
 
+from testkit.mnist import find_data_root
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHIPPED_STORE = REPO_ROOT / "model_store" / "checkpoints"
-
-
-def find_data_root() -> Path | None:
-    """DATA_ROOT if set, else ../shared/data beside the checkout (this workplace), else data/."""
-    candidates = [os.environ.get("DATA_ROOT"), REPO_ROOT.parent / "shared" / "data", REPO_ROOT / "data"]
-    for c in candidates:
-        if c and (Path(c) / "MNIST" / "raw" / "t10k-images-idx3-ubyte.gz").is_file():
-            return Path(c)
-    return None
 
 
 @pytest.fixture(scope="session")

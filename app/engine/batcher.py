@@ -63,9 +63,6 @@ class Job:
 
 @dataclass(slots=True)
 class BatcherStats:
-    batches: int = 0
-    images: int = 0
-    largest_batch: int = 0
     expired: int = 0  # dropped before compute: deadline passed
     cancelled: int = 0  # dropped before compute: client gone
 
@@ -230,9 +227,6 @@ class DynamicBatcher:
             self._set_pending()
         compute = time.monotonic() - started
         n = sum(job.n for job in batch)
-        self.stats.batches += 1
-        self.stats.images += n
-        self.stats.largest_batch = max(self.stats.largest_batch, n)
         if self._m is not None:
             m_queue, m_compute, m_batch, _, m_images, m_exec = self._m
             m_compute.observe(compute)

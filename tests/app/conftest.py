@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,10 +16,9 @@ from fastapi.testclient import TestClient
 from app.main import create_app
 from app.settings import Settings
 from model_store import save_untrained
+from testkit.images import png_bytes  # noqa: F401  (re-exported for the app tests)
+from testkit.server import ServiceProcess
 
-from ..model_store.image_support import png_bytes  # noqa: F401  (re-exported for the app tests)
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
 VIT = "vit-test"
 CNN = "cnn-test"
 
@@ -110,66 +104,27 @@ def reference_probabilities(store: Path, name: str, images_u8: np.ndarray) -> np
 # ------------------------------------------------------------------------------- real servers
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    def __init__(self, proc: subprocess.Popen, port: int, log_path: Path):
-        self.proc = proc
-        self.port = port
-        self.url = f"http://127.0.0.1:{port}"
-        self.log_path = log_path
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-
 @pytest.fixture
-def start_server(tmp_path: Path, test_store: Path) -> Iterator[Callable[..., Server]]:
+def start_server(tmp_path: Path, test_store: Path) -> Iterator[Callable[..., ServiceProcess]]:
     """Start ``uvicorn app.main:app`` (or, with ``workers``, ``python -m app``: supervisor, engine and
-    that many workers) on a free loopback port; wait until /v2/health/ready."""
-    servers: list[Server] = []
+    that many workers) on a free loopback port; wait until /v2/health/ready. Stopped (SIGTERM) after
+    the test."""
+    servers: list[ServiceProcess] = []
 
     def start(
         store: Path | None = None, uvicorn_args: tuple[str, ...] = (), workers: int | None = None, **env: str
-    ) -> Server:
-        port = free_port()
-        log_path = tmp_path / f"server-{port}.log"
-        environ = {**os.environ, "MODEL_STORE_DIR": str(store or test_store), "DEVICE": "cpu", **env}
+    ) -> ServiceProcess:
+        env = {"MODEL_STORE_DIR": str(store or test_store), "DEVICE": "cpu", **env}
         if workers is not None:
-            environ.update(HOST="127.0.0.1", PORT=str(port), WORKERS=str(workers), TORCH_THREADS="1")
-            cmd = [sys.executable, "-m", "app"]
-        else:
-            cmd = [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1",
-                   "--port", str(port), "--workers", "1", "--no-access-log", *uvicorn_args]  # fmt: skip
-        with open(log_path, "wb") as out:
-            proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=environ, stdout=out, stderr=subprocess.STDOUT)
-        server = Server(proc, port, log_path)
+            env.setdefault("TORCH_THREADS", "1")
+        log_path = tmp_path / f"server-{len(servers)}.log"
+        server = ServiceProcess(env, workers=workers, log_path=log_path, uvicorn_args=uvicorn_args)
         servers.append(server)
-        until = time.monotonic() + 120
-        while time.monotonic() < until:
-            if proc.poll() is not None:
-                raise RuntimeError(f"uvicorn exited with {proc.returncode}:\n{server.log()}")
-            try:
-                if httpx.get(f"{server.url}/v2/health/ready", timeout=1).status_code == 200:
-                    return server
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"uvicorn did not become ready:\n{server.log()}")
+        return server.start()
 
     yield start
     for s in servers:
-        if s.proc.poll() is None:
-            s.proc.terminate()
-            try:
-                s.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                s.proc.kill()
-                s.proc.wait()
+        s.stop(timeout=15)
 
 
 def engine_batcher(app: FastAPI, name: str, op: int = 0):  # type: ignore[no-untyped-def]

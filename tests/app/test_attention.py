@@ -7,15 +7,23 @@ import io
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 from PIL import Image
 
 from app.main import create_app
 from model_store import ModelStore
+from testkit.digits import drawn_mnist_digits
 
 from .conftest import VIT, make_settings, png_bytes, running
 
 ATTENTION = f"/v1/models/{VIT}/attention"
+
+
+@pytest.fixture(scope="module")
+def digits() -> tuple[np.ndarray, np.ndarray]:
+    """12 drawn digits (uint8 (12, 28, 28)) and their labels: no MNIST needed."""
+    return drawn_mnist_digits(12)
 
 
 def reference(store: Path, images_u8: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -72,8 +80,8 @@ def test_rows_sum_to_one_and_rollout_matches_the_reference(client, test_store, d
         assert np.abs(np.array(body["input"]) - u8 / 255.0).max() < 1e-6
 
 
-def test_attention_is_batched_and_correct_for_every_image_in_a_batch(test_store, mnist_test):
-    images = mnist_test[0][:24, 0].numpy()
+def test_attention_is_batched_and_correct_for_every_image_in_a_batch(test_store):
+    images, _ = drawn_mnist_digits(24)
     probs, attns = reference(test_store, images)
     app = create_app(make_settings(test_store, max_batch_size=8, max_wait_ms=20))
 

@@ -9,11 +9,18 @@ import numpy as np
 import pytest
 
 from app.main import create_app
+from testkit.digits import drawn_mnist_digits
+from testkit.images import png_declaring
 
-from ..model_store.image_support import png_declaring
 from .conftest import CNN, VIT, make_settings, png_bytes, running
 
 PREDICT = f"/v1/models/{VIT}/predict"
+
+
+@pytest.fixture(scope="module")
+def digits() -> tuple[np.ndarray, np.ndarray]:
+    """12 drawn digits (uint8 (12, 28, 28)) and their labels: no MNIST needed."""
+    return drawn_mnist_digits(12)
 
 
 def raw(data: bytes, ctype: str = "image/png") -> dict:
@@ -50,7 +57,7 @@ def test_bad_json_and_fields_are_422(client):
     check(client.post(PREDICT, json={"image": "aGk=", "pixels": []}), 422, "exactly one")
     check(client.post(PREDICT, json={"img": "aGk="}), 422, "unknown field")
     check(client.post(PREDICT, json={"image": 5}), 422, "base64 string")
-    check(client.post(PREDICT, json={"pixels": [[0] * 28] * 27}), 422, "shape")
+    check(client.post(PREDICT, json={"pixels": [[0] * 28] * 27}), 422, "28 rows")
     check(client.post(PREDICT, json={"pixels": [[0] * 28] * 27 + [[0] * 27]}), 422, "28 rows")
     check(client.post(PREDICT, json={"pixels": [[256] * 28] * 28}), 422, "0..255")
     check(client.post(PREDICT, **raw(b'{"pixels": [[NaN]]}', "application/json")), 422)
@@ -147,8 +154,8 @@ def test_query_validation_is_422(client, digits):
     check(client.post(f"/v1/models/{VIT}/predict?return_input=maybe", **body), 422)
 
 
-def test_bad_requests_do_not_affect_good_ones_in_the_same_batches(test_store, mnist_test):
-    images = mnist_test[0][:16, 0].numpy()
+def test_bad_requests_do_not_affect_good_ones_in_the_same_batches(test_store):
+    images, _ = drawn_mnist_digits(16)
     app = create_app(make_settings(test_store, max_batch_size=8, max_wait_ms=20))
     bad = [raw(b"garbage"), {"json": {"pixels": [[1e9] * 28] * 28}}, raw(png_declaring(20000, 20000)),
            {"json": {"image": "!!"}}, raw(b"x", "text/html")]  # fmt: skip

@@ -10,12 +10,20 @@ import zlib
 
 import numpy as np
 import pytest
+from PIL import PngImagePlugin
 
-from app.inputs import Payload, is_small_png
+from app.inputs import BATCH, INLINE_MAX_BYTES, SINGLE, Payload, is_small_png
+from testkit.digits import drawn_mnist_digits
 
 from .conftest import VIT, png_bytes
 
 PREDICT = f"/v1/models/{VIT}/predict"
+
+
+@pytest.fixture(scope="module")
+def digits() -> tuple[np.ndarray, np.ndarray]:
+    """12 drawn digits (uint8 (12, 28, 28)) and their labels."""
+    return drawn_mnist_digits(12)
 
 
 def png_header_only(width: int, height: int) -> bytes:
@@ -64,23 +72,35 @@ def test_openapi_still_documents_the_parameters(client):
 def test_only_small_payloads_are_decoded_inline(digits):
     u8 = digits[0][0]
     assert is_small_png(png_bytes(u8))
-    assert Payload(images=[png_bytes(u8)]).inline
+    assert Payload(SINGLE, images=[png_bytes(u8)]).inline
     assert not is_small_png(png_bytes(np.kron(u8, np.ones((4, 4), np.uint8))))  # 112x112
     assert not is_small_png(png_header_only(20_000, 20_000))  # tiny file, huge image: thread pool
     assert not is_small_png(b"GIF89a")
-    assert not Payload(images=[png_bytes(u8), png_bytes(u8)]).inline
-    assert Payload(json_body=json.dumps({"pixels": u8.tolist()}).encode()).inline
+    assert not Payload(BATCH, images=[png_bytes(u8), png_bytes(u8)]).inline
+    assert Payload(SINGLE, json_body=json.dumps({"pixels": u8.tolist()}).encode()).inline
     image_json = json.dumps({"image": base64.b64encode(png_bytes(u8)).decode()}).encode()
-    assert not Payload(json_body=image_json).inline  # base64 could hide a bomb
+    assert not Payload(SINGLE, json_body=image_json).inline  # base64 could hide a bomb
+
+
+def padded_png(u8: np.ndarray, size: int) -> bytes:
+    """The same picture as ``png_bytes(u8)`` in a file of more than ``size`` bytes (a text chunk)."""
+    info = PngImagePlugin.PngInfo()
+    info.add_text("Comment", "x" * size)
+    return png_bytes(u8, pnginfo=info)
 
 
 def test_inline_and_pooled_decoding_give_the_same_answer(client, digits):
-    u8 = digits[0][0]
-    small = client.post(
-        PREDICT + "?return_input=1", content=png_bytes(u8), headers={"content-type": "image/png"}
-    )
-    big = client.post(PREDICT + "?return_input=1", content=png_bytes(np.kron(u8, np.ones((4, 4), np.uint8))),
-                      headers={"content-type": "image/png"})  # fmt: skip
-    assert small.status_code == big.status_code == 200
-    assert small.json()["digit"] in range(10) and big.json()["digit"] in range(10)
-    assert np.array(small.json()["input"]).shape == np.array(big.json()["input"]).shape == (28, 28)
+    images, _ = digits
+    for u8 in images[:4]:
+        small, padded = png_bytes(u8), padded_png(u8, INLINE_MAX_BYTES)
+        # the same pixels, one file decoded on the event loop and one on the worker pool
+        assert Payload(SINGLE, images=[small]).inline and not Payload(SINGLE, images=[padded]).inline
+        answers = [
+            client.post(PREDICT + "?return_input=1", content=png, headers={"content-type": "image/png"})
+            for png in (small, padded)
+        ]
+        assert [a.status_code for a in answers] == [200, 200], [a.text for a in answers]
+        inline, pooled = (a.json() for a in answers)
+        assert inline["input"] == pooled["input"]
+        np.testing.assert_allclose(inline["input"], u8 / 255.0, atol=1e-6)  # the picture sent, not a blank
+        assert inline["probabilities"] == pooled["probabilities"] and inline["digit"] == pooled["digit"]

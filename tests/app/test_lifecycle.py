@@ -84,15 +84,22 @@ def test_draining_refuses_inference_but_still_describes(make_client):
 def test_sigterm_turns_readiness_off_first_then_reaches_the_server(test_store):
     """Under uvicorn the lifespan finds uvicorn's SIGTERM handler; ours runs first, then calls it."""
     received = []
-    previous = signal.signal(signal.SIGTERM, lambda signum, frame: received.append(signum))
+    previous = signal.getsignal(signal.SIGTERM)
     app = create_app(make_settings(test_store))
 
     async def main() -> None:
+        reached_server = asyncio.Event()
+
+        def server_handler(signum: int, frame: object) -> None:  # stands in for uvicorn's handler
+            received.append(signum)
+            reached_server.set()  # handlers run on the main thread, which is this loop's
+
+        signal.signal(signal.SIGTERM, server_handler)
         async with running(app) as c:
             assert (await c.get("/v2/health/ready")).status_code == 200
             os.kill(os.getpid(), signal.SIGTERM)
-            await asyncio.sleep(0.05)
-            assert received == [signal.SIGTERM]  # the server's handler still runs
+            await asyncio.wait_for(reached_server.wait(), 10)
+            assert received == [signal.SIGTERM]  # the server's handler still runs, once
             assert (await c.get("/v2/health/ready")).status_code == 503
             assert (await c.post(f"/v1/models/{VIT}/predict", json=PIXELS)).status_code == 503
 

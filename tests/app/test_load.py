@@ -43,6 +43,7 @@ class Gate:
 
 
 async def until(condition, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+    """Poll in-process state the batcher exposes no event for; the timeout only catches a hang."""
     end = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < end, "condition not reached"
@@ -91,10 +92,9 @@ def test_a_request_past_its_deadline_gets_504_and_costs_no_compute(test_store):
             r2 = await second  # waits in the queue behind the blocked model until its deadline
             gate.open()
             r1 = await first
-            await until(lambda: batcher.pending == 0)
-            await asyncio.sleep(0.05)
-            assert gate.calls == [1]  # the expired one never reached the model
-            assert batcher.stats.cancelled + batcher.stats.expired == 1
+            # dropped when the batcher took it from the queue: from then on it can never be computed
+            await until(lambda: batcher.stats.cancelled + batcher.stats.expired == 1)
+            assert gate.calls == [1] and batcher.pending == 0  # the expired one never reached the model
             return [r1, r2]
 
     r1, r2 = asyncio.run(main())
@@ -177,10 +177,8 @@ def test_a_client_that_disconnects_costs_no_compute(test_store):
             await leaving
             gate.open()
             assert (await blocker).status_code == 200
-            await until(lambda: batcher.pending == 0)
-            await asyncio.sleep(0.05)
-            assert gate.calls == [1]  # the departed client's image was never computed
-            assert batcher.stats.cancelled == 1
+            await until(lambda: batcher.stats.cancelled == 1)  # dropped as the batcher took it
+            assert gate.calls == [1] and batcher.pending == 0  # its image was never computed
 
     asyncio.run(main())
     statuses = [m["status"] for m in sent if m["type"] == "http.response.start"]

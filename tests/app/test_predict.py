@@ -1,4 +1,8 @@
-"""Every input route gives the model's own answer on real MNIST digits; batching keeps answers apart."""
+"""Every input route gives the model's own answer on drawn digits; batching keeps answers apart.
+
+The contract tests need no MNIST: the answers are compared with the model called in-process, not
+with labels. Only the shipped models' accuracy is checked on real MNIST digits.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +16,19 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.main import create_app
+from testkit.digits import drawn_mnist_digits
+from testkit.metrics import parse as parse_metrics
+from testkit.metrics import total
 
 from .conftest import CNN, VIT, make_settings, png_bytes, reference_probabilities, running
 
 ATOL = 1e-5  # batched vs single forward passes differ only by float rounding
+
+
+@pytest.fixture(scope="module")
+def digits() -> tuple[np.ndarray, np.ndarray]:
+    """12 drawn digits (uint8 (12, 28, 28)) and their labels."""
+    return drawn_mnist_digits(12)
 
 
 @pytest.fixture(scope="module", params=["random-weights", "shipped"])
@@ -119,8 +132,8 @@ def test_v2_uint8_and_fp32_match_the_model_in_process(served, digits):
             assert digit_out["data"] == list(ref.argmax(1))
 
 
-def test_shipped_models_read_real_digits(shipped_store, digits):
-    images, labels = digits
+def test_shipped_models_read_real_digits(shipped_store, mnist_test):
+    images, labels = mnist_test[0][:12, 0].numpy(), mnist_test[1][:12].numpy()
     with TestClient(create_app(make_settings(shipped_store))) as client:
         for info in client.get("/v1/models").json()["models"]:
             r = client.post(f"/v1/models/{info['name']}/predict/batch", json={"pixels": images.tolist()})
@@ -152,8 +165,8 @@ def test_model_cards(client):
     assert cnn["arch"] == "cnn" and cnn["supports_attention"] is False
 
 
-def test_concurrent_requests_are_batched_and_each_gets_its_own_answer(test_store, mnist_test):
-    images = mnist_test[0][:48, 0].numpy()
+def test_concurrent_requests_are_batched_and_each_gets_its_own_answer(test_store):
+    images, _ = drawn_mnist_digits(48)
     ref = reference_probabilities(test_store, VIT, images)
     app = create_app(make_settings(test_store, max_batch_size=16, max_wait_ms=20))
 
@@ -173,13 +186,7 @@ def test_concurrent_requests_are_batched_and_each_gets_its_own_answer(test_store
         assert r.status_code == 200
         assert np.allclose(r.json()["probabilities"], ref[i], atol=ATOL), i
     assert max(r.json()["timing"]["batch_size"] for r in responses) > 1
-    count = _sample(metrics, "vit_digits_batch_size_count", VIT)
-    total = _sample(metrics, "vit_digits_batch_size_sum", VIT)
-    assert total == len(images) and 1 <= count < len(images)
-
-
-def _sample(text: str, name: str, model: str) -> float:
-    for line in text.splitlines():
-        if line.startswith(f'{name}{{model="{model}"}} '):
-            return float(line.split()[-1])
-    raise AssertionError(f"{name} for {model} not in /metrics")
+    samples = parse_metrics(metrics)
+    count = total(samples, "vit_digits_batch_size_count", model=VIT)
+    images_counted = total(samples, "vit_digits_batch_size_sum", model=VIT)
+    assert images_counted == len(images) and 1 <= count < len(images)

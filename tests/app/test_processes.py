@@ -32,6 +32,7 @@ def children(pid: int) -> dict[int, str]:
 
 
 def wait_for(predicate: Callable[[], bool], timeout_s: float = 60) -> None:
+    """Poll another process's state; the deadline only turns a hang into a failure."""
     until = time.monotonic() + timeout_s
     while not predicate():
         assert time.monotonic() < until, "condition not met in time"
@@ -80,10 +81,10 @@ def test_a_killed_engine_gives_503_at_once_drops_readiness_and_is_restarted(serv
     [engine] = [pid for pid, c in children(service.proc.pid).items() if "app.engine" in c]
     os.kill(engine, signal.SIGKILL)
     wait_for(lambda: not ready(service.url), 10)
-    t0 = time.monotonic()
     r = httpx.post(f"{service.url}{PREDICT}", json=PIXELS, timeout=30)
     if r.status_code != 200:  # 200 only if the new engine was already up
-        assert r.status_code == 503 and time.monotonic() - t0 < 2 and r.headers["retry-after"]
+        # 503 at once, not a wait for the engine that ends in the request timeout's 504
+        assert r.status_code == 503 and r.headers["retry-after"], r.text
     wait_for(lambda: ready(service.url), 120)
     assert engine not in children(service.proc.pid)
     assert httpx.post(f"{service.url}{PREDICT}", json=PIXELS, timeout=30).status_code == 200

@@ -11,7 +11,17 @@ import httpx
 import numpy as np
 import pytest
 
+from testkit.digits import drawn_mnist_digits
+from testkit.metrics import total
+
 from .conftest import CNN, VIT, reference_probabilities
+
+
+@pytest.fixture(scope="module")
+def digits() -> tuple[np.ndarray, np.ndarray]:
+    """12 drawn digits (uint8 (12, 28, 28)) and their labels: no MNIST needed."""
+    return drawn_mnist_digits(12)
+
 
 tritonclient_http = pytest.importorskip("tritonclient.http")
 from tritonclient.utils import InferenceServerException  # noqa: E402
@@ -83,32 +93,26 @@ def test_sigterm_answers_queued_requests_then_exits(start_server, digits):
         return httpx.post(f"{server.url}/v1/models/{VIT}/predict/batch", content=body, timeout=120,
                           headers={"content-type": "application/json"})  # fmt: skip
 
-    def metric(text: str, name: str) -> float:
-        return sum(float(line.split()[-1]) for line in text.splitlines()
-                   if line.startswith(f'{name}{{model="{VIT}"}}'))  # fmt: skip
-
     with ThreadPoolExecutor(n_requests) as pool:
         futures = [pool.submit(post) for _ in range(n_requests)]
         # Wait until every request has reached the batcher, with plenty still queued.
         deadline = time.monotonic() + 30
         while True:
-            text = httpx.get(f"{server.url}/metrics", timeout=5).text
-            pending = metric(text, "vit_digits_pending_requests")
-            done = metric(text, "vit_digits_inference_count_total")
+            samples = server.metrics()
+            pending = total(samples, "vit_digits_pending_requests", model=VIT)
+            done = total(samples, "vit_digits_inference_count", model=VIT)
             if pending + done >= n_requests * per_request:
                 break
             assert time.monotonic() < deadline, "requests never reached the batcher"
-            time.sleep(0.005)
+            time.sleep(0.005)  # polling another process's /metrics: no event to wait on across processes
         assert pending > 100, "the model drained the queue before the signal: test is not meaningful"
-        t0 = time.monotonic()
         server.proc.send_signal(signal.SIGTERM)
-        responses = [f.result(timeout=60) for f in futures]
+        responses = [f.result(timeout=60) for f in futures]  # the timeouts only catch a hang
     code = server.proc.wait(timeout=30)
-    elapsed = time.monotonic() - t0
     assert [r.status_code for r in responses] == [200] * n_requests, server.log()
     assert all(len(r.json()["predictions"]) == per_request for r in responses)
     # uvicorn re-raises the signal once shut down cleanly: "killed by SIGTERM" is the normal exit.
-    assert code in (0, -signal.SIGTERM) and elapsed < 60, (code, elapsed, server.log())
+    assert code in (0, -signal.SIGTERM), (code, server.log())
     log = server.log()
     assert "Traceback" not in log and "stopped" in log
     with pytest.raises(httpx.TransportError):
@@ -116,13 +120,10 @@ def test_sigterm_answers_queued_requests_then_exits(start_server, digits):
 
 
 def test_server_starts_on_cpu_with_auto_device(start_server):
-    t0 = time.monotonic()
-    server = start_server(DEVICE="auto")
-    startup = time.monotonic() - t0
+    server = start_server(DEVICE="auto")  # waits, with its own deadline, until ready
     health = httpx.get(f"{server.url}/health").json()
     assert health["ready"] is True and health["status"] == "ok"
     import torch
 
     assert health["device"] == ("cuda" if torch.cuda.is_available() else "cpu")
-    assert startup < 60  # a generous bound; the log line says how long loading and warm-up took
     assert "ready in" in server.log()

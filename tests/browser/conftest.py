@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
+
+from testkit.server import ServiceProcess, wait_ready
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHIPPED_STORE = REPO_ROOT / "model_store" / "checkpoints"
@@ -67,12 +65,6 @@ def build_random_store(root: Path) -> Path:
     return root
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @dataclass
 class Service:
     base_url: str
@@ -82,22 +74,6 @@ class Service:
     @property
     def names(self) -> list[str]:
         return [m["name"] for m in self.models]
-
-
-def wait_ready(base_url: str, proc: subprocess.Popen | None, log_path: Path | None) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            tail = log_path.read_text()[-3000:] if log_path else ""
-            pytest.fail(f"uvicorn exited with code {proc.returncode} before it was ready:\n{tail}")
-        try:
-            if httpx.get(f"{base_url}/v2/health/ready", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.25)
-    tail = log_path.read_text()[-3000:] if log_path else ""
-    pytest.fail(f"service at {base_url} not ready after {STARTUP_TIMEOUT_S}s:\n{tail}")
 
 
 @pytest.fixture(scope="session")
@@ -125,7 +101,7 @@ def service(
     external = os.environ.get("VIT_DIGITS_BASE_URL")
     if external:
         base_url = external.rstrip("/")
-        wait_ready(base_url, None, None)
+        wait_ready(base_url, timeout=STARTUP_TIMEOUT_S)
         models = httpx.get(f"{base_url}/v1/models", timeout=10).json()["models"]
         trained = all(m.get("metrics", {}).get("test_accuracy", 0) >= 0.98 for m in models)
         yield Service(base_url, models, trained)
@@ -133,29 +109,11 @@ def service(
 
     trained = shipped_store_complete()
     store = SHIPPED_STORE if trained else build_random_store(tmp_path_factory.mktemp("store"))
-    port = free_port()
-    base_url = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "MODEL_STORE_DIR": str(store), "LOG_LEVEL": "warning"}
-    log_path = artifacts_dir / "server.log"
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port)],
-            cwd=REPO_ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        wait_ready(base_url, proc, log_path)
-        models = httpx.get(f"{base_url}/v1/models", timeout=10).json()["models"]
-        yield Service(base_url, models, trained)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    env = {"MODEL_STORE_DIR": str(store), "LOG_LEVEL": "warning"}
+    server = ServiceProcess(env, workers=None, log_path=artifacts_dir / "server.log", access_log=True)
+    with server.start(timeout=STARTUP_TIMEOUT_S):
+        models = httpx.get(f"{server.url}/v1/models", timeout=10).json()["models"]
+        yield Service(server.url, models, trained)
 
 
 # Module scope, not session: Playwright's sync API keeps an asyncio loop running in the main

@@ -18,8 +18,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pathspec
 import pytest
 import yaml
+from dockerfile_parse import DockerfileParser
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKERFILE = REPO / "Dockerfile"
@@ -75,21 +77,12 @@ class Stage:
 
 
 def parse_dockerfile(path: Path) -> list[Stage]:
-    """Instructions per stage; comments dropped, backslash continuations joined."""
+    """Instructions per stage, as dockerfile-parse reads them (continuations joined, comments dropped)."""
     stages: list[Stage] = []
-    pending, start = "", 0
-    for number, raw in enumerate(path.read_text().splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
+    for item in DockerfileParser(path=str(path), env_replace=False).structure:
+        ins = Instruction(item["instruction"], item["value"].strip(), item["startline"] + 1)
+        if ins.keyword == "COMMENT":
             continue
-        if not pending:
-            start = number
-        if line.endswith("\\"):
-            pending += line[:-1] + " "
-            continue
-        text, pending = pending + line, ""
-        keyword, _, args = text.partition(" ")
-        ins = Instruction(keyword.upper(), args.strip(), start)
         if ins.keyword == "FROM":
             words = ins.args.split()
             name = words[2] if len(words) >= 3 and words[1].upper() == "AS" else str(len(stages))
@@ -190,39 +183,22 @@ def check_settings_accept(settings_cls, env: dict[str, str], monkeypatch) -> Non
 # --- .dockerignore and the image's file layout ----------------------------------------------------
 
 
-def _dockerignore_regexes() -> list[tuple[bool, re.Pattern]]:
-    rules = []
+def _dockerignore() -> pathspec.GitIgnoreSpec:
+    """.dockerignore as gitignore patterns anchored at the context root. Docker's rules are the same for
+    what this file uses: patterns are relative to the root, one that matches a directory covers all
+    below it, `!` lets a path back in, and the last pattern that matches decides."""
+    lines = []
     for raw in (REPO / ".dockerignore").read_text().splitlines():
         line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        keep = line.startswith("!")
-        pattern = line.lstrip("!").strip("/")
-        rx = ""
-        i = 0
-        while i < len(pattern):
-            if pattern.startswith("**", i):
-                rx += ".*"
-                i += 2
-                if pattern.startswith("/", i):
-                    rx, i = rx + "/?", i + 1
-                continue
-            ch = pattern[i]
-            rx += "[^/]*" if ch == "*" else "[^/]" if ch == "?" else ch if ch in "[]" else re.escape(ch)
-            i += 1
-        rules.append((keep, re.compile(rx + "$")))
-    return rules
+        if line and not line.startswith("#"):
+            keep = line.startswith("!")
+            lines.append(("!" if keep else "") + "/" + line.lstrip("!").strip("/"))
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def dockerignored(path: str) -> bool:
-    """Docker's rule: the last pattern matching the path or one of its parents decides."""
-    parts = path.strip("/").split("/")
-    prefixes = ["/".join(parts[: n + 1]) for n in range(len(parts))]
-    ignored = False
-    for keep, rx in _dockerignore_regexes():
-        if any(rx.match(p) for p in prefixes):
-            ignored = not keep
-    return ignored
+    """Whether `docker build .` leaves this path (relative to the repository) out of the context."""
+    return _dockerignore().match_file(path.strip("/"))
 
 
 def materialize(stage: Stage, root: Path) -> Path:

@@ -8,7 +8,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -24,6 +23,8 @@ from deployfiles import (
     materialize,
     parse_dockerfile,
 )
+
+from testkit.ports import free_port
 
 
 class _Health(http.server.BaseHTTPRequestHandler):
@@ -93,12 +94,6 @@ def test_torch_variant_selects_the_wheel_index(variant, index):
 
 def test_unknown_torch_variant_fails_the_build():
     assert _torch_index("gpu").returncode != 0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def test_image_command_serves_turns_healthy_and_drains(

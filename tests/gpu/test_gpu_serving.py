@@ -5,20 +5,15 @@ Skipped without CUDA (CI has none); run on a GPU machine with ``pytest tests/gpu
 
 from __future__ import annotations
 
-import io
-import os
-import socket
-import subprocess
-import sys
-import time
-
 import httpx
 import numpy as np
 import pytest
 import torch
-from PIL import Image
 
 from model_store import ModelStore
+from model_store.serving import ServingHead
+from testkit.images import png_bytes
+from testkit.server import ServiceProcess
 
 pytestmark = [
     pytest.mark.gpu,
@@ -26,42 +21,11 @@ pytestmark = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def gpu_server(shipped_store):
-    port = _free_port()
-    env = {**os.environ, "MODEL_STORE_DIR": str(shipped_store), "DEVICE": "auto"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/v2/health/ready", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert proc.poll() is None, "server exited during startup"
-        time.sleep(0.2)
-    else:
-        proc.kill()
-        pytest.fail("GPU server not ready within 120 s")
-    yield base
-    proc.terminate()
-    proc.wait(timeout=30)
-
-
-def _png(image: np.ndarray) -> bytes:
-    buf = io.BytesIO()
-    Image.fromarray(image).save(buf, format="PNG")
-    return buf.getvalue()
+    env = {"MODEL_STORE_DIR": str(shipped_store), "DEVICE": "auto"}
+    with ServiceProcess(env, workers=None) as server:
+        yield server.url
 
 
 def test_models_are_on_cuda(gpu_server):
@@ -77,13 +41,13 @@ def test_gpu_answers_match_cpu_reference(gpu_server, shipped_store, mnist_test):
     store = ModelStore(shipped_store)
     for card in store.list():
         model, _ = store.load(card.name, "cpu")
-        pre = card.preprocessing
+        head = ServingHead(model, card, store.path(card.name)).eval()  # normalisation + calibration
         with torch.inference_mode():
-            ref = model((images.float() / 255 - pre.mean) / pre.std).softmax(1).numpy()
+            ref = head(images.float() / 255)[:, : len(card.labels)].numpy()
         with httpx.Client(base_url=gpu_server, timeout=30) as client:
             got = []
             for img in images[:, 0].numpy():
-                r = client.post(f"/v1/models/{card.name}/predict", files={"file": ("d.png", _png(img))})
+                r = client.post(f"/v1/models/{card.name}/predict", files={"file": ("d.png", png_bytes(img))})
                 assert r.status_code == 200, r.text
                 got.append(r.json()["probabilities"])
         got = np.array(got)
@@ -94,12 +58,12 @@ def test_gpu_answers_match_cpu_reference(gpu_server, shipped_store, mnist_test):
 
 def test_gpu_attention_and_batches(gpu_server, mnist_test):
     images, _ = mnist_test
-    files = [("files", (f"{i}.png", _png(images[i, 0].numpy()))) for i in range(16)]
+    files = [("files", (f"{i}.png", png_bytes(images[i, 0].numpy()))) for i in range(16)]
     r = httpx.post(f"{gpu_server}/v1/models/vit-mnist/predict/batch", files=files, timeout=30)
     assert r.status_code == 200 and len(r.json()["predictions"]) == 16
     r = httpx.post(
         f"{gpu_server}/v1/models/vit-mnist/attention",
-        files={"file": ("d.png", _png(images[0, 0].numpy()))},
+        files={"file": ("d.png", png_bytes(images[0, 0].numpy()))},
         timeout=30,
     )
     body = r.json()

@@ -14,7 +14,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # for hardening_support (importlib mode)
 
-from hardening_support import ServerProcess, load_digits, make_store, png_bytes  # noqa: E402
+from hardening_support import hardening_service, load_digits, make_store  # noqa: E402
+
+from testkit.images import png_bytes  # noqa: E402
+from testkit.server import ServiceProcess  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -45,13 +48,13 @@ def digit_png(digits) -> bytes:
 
 @pytest.fixture
 def start_server(tmp_path):
-    """Factory: start_server(store, **settings) -> a ready ServerProcess, stopped after the test."""
-    servers: list[ServerProcess] = []
+    """Factory: start_server(store, **settings) -> a ready ServiceProcess, stopped after the test."""
+    servers: list[ServiceProcess] = []
 
-    def start(store: Path, **settings) -> ServerProcess:
+    def start(store: Path, **settings) -> ServiceProcess:
         env = {"MODEL_STORE_DIR": str(store), "DEVICE": "cpu"}
         env.update({k.upper(): str(v) for k, v in settings.items()})
-        server = ServerProcess(env, tmp_path / f"server{len(servers)}.log")
+        server = hardening_service(env, tmp_path / f"server{len(servers)}.log")
         servers.append(server)
         return server.start()
 

@@ -7,7 +7,9 @@ import asyncio
 import time
 
 import httpx
-from hardening_support import metric_sum, read_answer, wire_request
+
+from testkit.http import read_answer, wire_request
+from testkit.metrics import total
 
 N = 150
 GIVE_UP_S = 0.15
@@ -39,14 +41,15 @@ async def impatient_clients(port: int, payload: bytes) -> tuple[int, int]:
 
 def counters(srv) -> tuple[float, float]:
     s = srv.metrics()
-    inferences = metric_sum(s, "vit_digits_inference_count", model="vit-mnist") or metric_sum(
+    inferences = total(s, "vit_digits_inference_count", model="vit-mnist") or total(
         s, "vit_digits_batch_size_sum", model="vit-mnist"
     )
-    return inferences, metric_sum(s, "vit_digits_pending_requests", model="vit-mnist")
+    return inferences, total(s, "vit_digits_pending_requests", model="vit-mnist")
 
 
 def settle(srv, timeout: float = 30.0) -> tuple[float, float]:
-    """Wait until nothing is pending and the inference counter stops moving."""
+    """Wait until nothing is pending and the inference counter stops moving. The server is another
+    process: its /metrics is polled, and the deadline only turns a hang into a failure."""
     deadline = time.monotonic() + timeout
     last = counters(srv)
     while time.monotonic() < deadline:

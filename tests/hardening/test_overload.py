@@ -9,7 +9,9 @@ import gc
 import time
 
 import httpx
-from hardening_support import metric_sum, send_request, wire_request
+
+from testkit.http import send_request, wire_request
+from testkit.metrics import total
 
 BURST = 300
 PREDICT = "/v1/models/vit-mnist/predict"
@@ -27,6 +29,7 @@ async def burst(port: int, payload: bytes, n: int) -> list:
 
 
 def wait_for(predicate, timeout: float, interval: float = 0.1):
+    """Poll the server process's state (metrics, RSS) until the predicate holds or the deadline."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
@@ -69,7 +72,7 @@ def test_burst_over_capacity(start_server, full_store, digit_png):
         assert client.get("/v2/health/ready").status_code == 200
         assert client.post(PREDICT, content=digit_png, headers=PNG).status_code == 200
         pending = wait_for(
-            lambda: metric_sum(srv.metrics(), "vit_digits_pending_requests") == 0 or None, timeout=15
+            lambda: total(srv.metrics(), "vit_digits_pending_requests") == 0 or None, timeout=15
         )
         assert pending, "pending-requests gauge did not return to 0"
         grown = wait_for(lambda: (srv.rss_mb() - rss_before < 100) or None, timeout=10, interval=0.5)

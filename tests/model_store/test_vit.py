@@ -153,15 +153,41 @@ def test_attention_weights_are_distributions() -> None:
     torch.testing.assert_close(attn.sum(dim=-1), torch.ones(attn.shape[:-1]), atol=1e-5, rtol=0)
 
 
-def test_cls_attention() -> None:
+def test_cls_attention_is_the_cls_query_softmax_over_the_patches() -> None:
+    """Computed by hand from the first block's weights: softmax_j(q_cls . k_j / sqrt(head_dim)) over
+    all tokens, the patch entries kept in grid order."""
+    model = randomise(small_vit(depth=1), seed=4)
+    x = torch.randn(2, 1, 28, 28)
+    dim, heads, head_dim = 32, 4, 8
+    with torch.no_grad():
+        _, attn = model.forward_with_attention(x)
+        patches = model.to_patch_embedding(F.unfold(x, kernel_size=4, stride=4).transpose(1, 2))
+        tokens = torch.cat([model.cls_token.expand(2, -1, -1), patches], dim=1) + model.pos_embedding
+        h = model.blocks[0].norm1(tokens).double()
+        qkv = model.blocks[0].attn.to_qkv
+        w, b = qkv.weight.double(), qkv.bias.double()
+        q_cls = (h[:, 0] @ w[:dim].T + b[:dim]).view(2, heads, head_dim)  # the CLS token's query
+        keys = (h @ w[dim : 2 * dim].T + b[dim : 2 * dim]).view(2, 50, heads, head_dim)
+        scores = torch.einsum("bhd,bthd->bht", q_cls, keys) / head_dim**0.5
+        expected = scores.softmax(dim=-1)[..., 1:].float()  # (B, heads, patches)
+    cls = cls_attention(attn)
+    assert cls.shape == (2, 1, 4, 49)  # (B, layers, heads, patches)
+    assert expected.max() > 5 / 50  # far from uniform: a wrong row, column or order would show
+    torch.testing.assert_close(cls[:, 0], expected, atol=1e-5, rtol=1e-4)
+
+
+def test_cls_attention_is_uniform_when_queries_and_keys_are_zero() -> None:
+    """With the query and key projections zeroed every score is 0: each token gets 1/(1+N) in every
+    layer and head, whatever the image."""
     model = randomise(small_vit(), seed=4)
     with torch.no_grad():
+        for block in model.blocks:
+            block.attn.to_qkv.weight[: 2 * 32] = 0
+            block.attn.to_qkv.bias[: 2 * 32] = 0
         _, attn = model.forward_with_attention(torch.randn(2, 1, 28, 28))
     cls = cls_attention(attn)
-    assert cls.shape == (2, 3, 4, 49)  # (B, layers, heads, patches)
-    torch.testing.assert_close(cls, attn[:, :, :, 0, 1:])
-    # with the CLS->CLS entry, the CLS row sums to 1
-    torch.testing.assert_close(cls.sum(-1) + attn[..., 0, 0], torch.ones(2, 3, 4), atol=1e-5, rtol=0)
+    assert cls.shape == (2, 3, 4, 49)
+    torch.testing.assert_close(cls, torch.full((2, 3, 4, 49), 1 / 50))
 
 
 def rollout_reference(attn: np.ndarray, residual: bool = True) -> np.ndarray:

@@ -11,13 +11,15 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from testkit.digits import drawn_mnist_digits
 from training.corruptions import CORRUPTIONS, FAMILIES, FAMILY_OF, corrupt
 from training.robustness import add_robustness_args, run_robustness
 
 
 @pytest.fixture(scope="module")
-def digit(mnist_test) -> np.ndarray:  # type: ignore[no-untyped-def]
-    return mnist_test[0][0, 0].numpy()
+def digit() -> np.ndarray:
+    """A drawn MNIST-style digit: the generators need a digit, not MNIST itself."""
+    return drawn_mnist_digits(1)[0][0]
 
 
 def test_every_corruption_is_a_seeded_upload(digit: np.ndarray) -> None:

@@ -1,4 +1,5 @@
-"""The PNG plots are written, non-empty, for a ViT (with attention maps) and a CNN (without)."""
+"""The PNG plots are written, non-empty, for a ViT (with attention maps) and a CNN (without), on drawn
+digits (no MNIST needed)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 import torch
 
 from model_store import create_model
+from testkit.digits import drawn_mnist_digits
 from training.data import DataBundle, Split
 from training.engine import predict
 from training.plots import write_all_plots
@@ -16,9 +18,10 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture(scope="module")
-def bundle(mnist_test) -> DataBundle:
-    images, labels = mnist_test
-    split = Split(images[:60], labels[:60])
+def bundle() -> DataBundle:
+    """60 drawn digits as a split: the plots need digits, not MNIST itself."""
+    images, labels = drawn_mnist_digits(60)
+    split = Split(torch.from_numpy(images).unsqueeze(1), torch.from_numpy(labels))
     return DataBundle("mnist", split, split, split, [str(d) for d in range(10)])
 
 

@@ -29,7 +29,7 @@ def test_every_shipped_entry_is_readable(shipped_store: Path) -> None:
 
 
 @pytest.mark.parametrize("name", EXPECTED)
-def test_shipped_model(shipped_store: Path, test_slice: Split, name: str) -> None:
+def test_shipped_card_describes_its_weights(shipped_store: Path, name: str) -> None:
     if not (shipped_store / name / "card.json").is_file():
         pytest.skip(f"{name} is not shipped in {shipped_store}")
     model, card = ModelStore(shipped_store).load(name)  # refuses on a sha256 mismatch
@@ -44,6 +44,14 @@ def test_shipped_model(shipped_store: Path, test_slice: Split, name: str) -> Non
     for key in ("command", "args", "seed", "epochs", "torch_version"):
         assert key in card.training, key
 
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_shipped_model_is_as_accurate_as_its_card_says(
+    shipped_store: Path, test_slice: Split, name: str
+) -> None:
+    if not (shipped_store / name / "card.json").is_file():
+        pytest.skip(f"{name} is not shipped in {shipped_store}")
+    model, card = ModelStore(shipped_store).load(name)
     with torch.no_grad():
         _, acc, logits = evaluate(model, test_slice, mean=card.preprocessing.mean, std=card.preprocessing.std)
     errors = int((logits.argmax(1) != test_slice.labels).sum())

@@ -1,0 +1,270 @@
+"""Scale-out figures, all in one run on one machine (`python -m bench.scaling`):
+
+1. **Worker sweep**: ``python -m app`` with WORKERS = 1..N. ``GET /v1/noop`` measures the front end alone
+   (HTTP in, JSON out, no engine); a single-PNG predict measures the whole path (upload, decode,
+   preprocess, hop, batcher, model, answer). req/s at 64 connections, p50 at 1 connection, mean batch
+   size (from /metrics), and memory of the whole process tree (RSS and PSS summed over the supervisor,
+   the engine and every worker) idle and under load.
+2. **Before/after** (``--baseline REV``): the service as it was at REV (default: the last single-process
+   commit), from a git worktree, on the same checkpoints and bodies, alternating rounds with today's.
+   Its card reader predates calibration, so it reads a copy of the store without the calibration fields
+   (weights byte-identical); it serves uncalibrated probabilities, which costs it nothing measurable.
+
+wrk drives the load (see bench/results/loadgen-compare.md for why). Writes
+bench/results/scaling.{json,md}. Run nothing else meanwhile; compare ratios within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from app.cpus import available_cpus, nvidia_gpu_present
+from app.settings import Settings
+from testkit.metrics import scrape, total
+from testkit.server import REPO_ROOT, ServiceProcess
+
+from . import wrk
+from .samples import load_digits
+from .served import make_target
+from .store import resolve_store
+
+BASELINE_REV = "c12c18c"  # the last commit before the engine/front-end split: one process
+
+
+def tree_pids(pid: int) -> list[int]:
+    """pid and all its descendants (from /proc/<pid>/task/*/children)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            try:
+                todo += [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                pass
+    return out
+
+
+def tree_memory_mb(pid: int) -> dict[str, float]:
+    """RSS and PSS summed over the process tree. RSS counts shared pages (torch's libraries, the hop's
+    shared arenas) once per process; PSS splits them between the processes that share them."""
+    rss = pss = 0
+    for p in tree_pids(pid):
+        try:
+            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Rss:"):
+                    rss += int(line.split()[1])
+                elif line.startswith("Pss:"):
+                    pss += int(line.split()[1])
+        except OSError:
+            pass
+    return {"rss_mb": round(rss / 1024, 1), "pss_mb": round(pss / 1024, 1), "processes": len(tree_pids(pid))}
+
+
+def batch_stats(url: str, model: str) -> tuple[float, float]:
+    """(images, batches) counted by the service so far for `model`."""
+    samples = scrape(url)
+    return total(samples, "vit_digits_batch_size_sum", model=model), total(
+        samples, "vit_digits_batch_size_count", model=model
+    )
+
+
+def measure(server: ServiceProcess, target, conns: int, seconds: float, threads: int, model: str | None):
+    before = batch_stats(server.url, model) if model else (0.0, 0.0)
+    row = wrk.run_wrk(server.port, target, conns, 1.0, seconds, threads)
+    after = batch_stats(server.url, model) if model else (0.0, 0.0)
+    batches = after[1] - before[1]
+    row["mean_batch"] = round((after[0] - before[0]) / batches, 2) if batches else None
+    return row
+
+
+@contextmanager
+def baseline_tree(rev: str, store: Path) -> Iterator[tuple[Path, Path]]:
+    """A worktree of `rev` and a copy of `store` its card reader accepts (no calibration fields)."""
+    tmp = Path(tempfile.mkdtemp(prefix="bench-baseline-"))
+    tree, old_store = tmp / "tree", tmp / "store"
+    subprocess.run(
+        ["git", "worktree", "add", "-f", "--detach", str(tree), rev],
+        cwd=REPO_ROOT,
+        check=True,
+        capture_output=True,
+    )
+    try:
+        for model_dir in store.iterdir():
+            card_path = model_dir / "card.json"
+            if not card_path.exists():
+                continue
+            card = json.loads(card_path.read_text())
+            card.pop("calibration", None)
+            (old_store / model_dir.name).mkdir(parents=True)
+            (old_store / model_dir.name / "card.json").write_text(json.dumps(card, indent=2))
+            shutil.copy(model_dir / "model.safetensors", old_store / model_dir.name / "model.safetensors")
+        yield tree, old_store
+    finally:
+        subprocess.run(
+            ["git", "worktree", "remove", "--force", str(tree)], cwd=REPO_ROOT, capture_output=True
+        )
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def baseline_process(tree: Path, store: Path, env: dict[str, str]) -> ServiceProcess:
+    """The old single-process service: `uvicorn app.main:app` run from the worktree (its `app` first on
+    sys.path), with this venv's packages."""
+    return ServiceProcess({**env, "MODEL_STORE_DIR": str(store)}, workers=None, cwd=tree)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m bench.scaling",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--workers", default="", help="comma list (default: 1..usable cores)")
+    p.add_argument("--models", default="vit-mnist,cnn-mnist", help="default: vit-mnist,cnn-mnist")
+    p.add_argument("--seconds", type=float, default=6.0, help="measured seconds per run (6)")
+    p.add_argument("--rounds", type=int, default=2, help="alternating rounds for before/after (2)")
+    p.add_argument(
+        "--baseline", default=BASELINE_REV, help=f"git rev to compare with ({BASELINE_REV}); '' skips"
+    )
+    p.add_argument("--device", default="auto", help="DEVICE for the service (auto)")
+    p.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "results", help="bench/results")
+    args = p.parse_args(argv)
+    if not wrk.available():
+        raise SystemExit("wrk is needed: apt-get install wrk")
+    cpus = available_cpus()
+    sweep = [int(w) for w in args.workers.split(",")] if args.workers else list(range(1, cpus + 1))
+    models = args.models.split(",")
+    store, store_desc = resolve_store(None, models)
+    digits, _ = load_digits(1)
+    routes = {"noop": (make_target("noop", None, digits, 1), None)}
+    routes |= {f"png {m}": (make_target("png", m, digits, 1), m) for m in models}
+    threads = max(1, cpus // 4)
+    env = {
+        "MODEL_STORE_DIR": str(store),
+        "DEVICE": args.device,
+        "LOG_LEVEL": "warning",
+        "MAX_QUEUE_SIZE": "4096",
+    }
+    result: dict = {
+        "store": store_desc,
+        "cpus": cpus,
+        "seconds": args.seconds,
+        "wrk_threads": threads,
+        "sweep": [],
+        "baseline": [],
+    }
+
+    for workers in sweep:
+        with ServiceProcess(env, workers=workers) as server:
+            time.sleep(1.0)  # let the workers finish their own start-up work before measuring idle memory
+            idle = tree_memory_mb(server.proc.pid)
+            for route, (target, model) in routes.items():
+                r64 = measure(server, target, 64, args.seconds, threads, model)
+                loaded = tree_memory_mb(server.proc.pid)
+                r1 = measure(server, target, 1, args.seconds / 2, 1, model)
+                row = {
+                    "workers": workers,
+                    "route": route,
+                    "rps_64": round(r64["ok_per_s"], 1),
+                    "p50_64_ms": r64["p50_ms"],
+                    "p99_64_ms": r64["p99_ms"],
+                    "non_2xx": r64["requests"] - r64["ok"],
+                    "mean_batch_64": r64["mean_batch"],
+                    "p50_1_ms": r1["p50_ms"],
+                    "rps_1": round(r1["ok_per_s"], 1),
+                    "memory_idle": idle,
+                    "memory_load": loaded,
+                }
+                result["sweep"].append(row)
+                print(
+                    f"workers={workers} {route:14} 64c {row['rps_64']:8.0f} req/s (batch "
+                    f"{row['mean_batch_64']}) | 1c p50 {row['p50_1_ms']:.2f} ms | PSS idle "
+                    f"{idle['pss_mb']:.0f} MB, load {loaded['pss_mb']:.0f} MB",
+                    flush=True,
+                )
+
+    if args.baseline:
+        auto_workers = Settings(device=args.device).worker_count(cpus, nvidia_gpu_present())  # as shipped
+        png = {m: make_target("png", m, digits, 1) for m in models}
+        with baseline_tree(args.baseline, store) as (tree, old_store):
+            for rnd in range(args.rounds):
+                for label in ("before", "after"):
+                    server = (
+                        baseline_process(tree, old_store, env)
+                        if label == "before"
+                        else ServiceProcess(env, workers=auto_workers)
+                    )
+                    with server:
+                        for m, target in png.items():
+                            r64 = wrk.run_wrk(server.port, target, 64, 1.0, args.seconds, threads)
+                            r1 = wrk.run_wrk(server.port, target, 1, 0.5, args.seconds / 2, 1)
+                            row = {
+                                "round": rnd,
+                                "version": label,
+                                "model": m,
+                                "rps_64": round(r64["ok_per_s"], 1),
+                                "p50_1_ms": r1["p50_ms"],
+                                "p99_64_ms": r64["p99_ms"],
+                            }
+                            result["baseline"].append(row)
+                            print(
+                                f"{label:6} round {rnd} {m:10} 64c {row['rps_64']:8.0f} req/s | 1c p50 "
+                                f"{row['p50_1_ms']:.2f} ms",
+                                flush=True,
+                            )
+
+    result["load_avg_1m_after"] = round(os.getloadavg()[0], 2)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "scaling.json").write_text(json.dumps(result, indent=2) + "\n")
+    (args.out / "scaling.md").write_text(markdown(result))
+    print(markdown(result))
+    return 0
+
+
+def markdown(result: dict) -> str:
+    lines = [
+        "# Scale-out: worker sweep and before/after",
+        "",
+        f"{result['store']}; {result['cpus']} usable CPUs; wrk with {result['wrk_threads']} thread(s); "
+        f"{result['seconds']:g} s per run; load average after {result['load_avg_1m_after']}.",
+        "",
+        "| workers | route | req/s @64 | x vs 1 worker | mean batch | p50 @64 ms | p99 @64 ms | p50 @1 ms "
+        "| PSS idle / load MB | RSS idle / load MB |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    one = {r["route"]: r["rps_64"] for r in result["sweep"] if r["workers"] == 1}
+    for r in result["sweep"]:
+        x = r["rps_64"] / one[r["route"]] if one.get(r["route"]) else float("nan")
+        lines.append(
+            f"| {r['workers']} | {r['route']} | {r['rps_64']:.0f} | {x:.2f} | {r['mean_batch_64'] or '-'} "
+            f"| {r['p50_64_ms']:.2f} | {r['p99_64_ms']:.2f} | {r['p50_1_ms']:.2f} "
+            f"| {r['memory_idle']['pss_mb']:.0f} / {r['memory_load']['pss_mb']:.0f} "
+            f"| {r['memory_idle']['rss_mb']:.0f} / {r['memory_load']['rss_mb']:.0f} |"
+        )
+    if result["baseline"]:
+        lines += [
+            "",
+            "Before/after, single PNG predict, same checkpoints and bodies, alternating rounds:",
+            "",
+            "| round | version | model | req/s @64 | p99 @64 ms | p50 @1 ms |",
+            "|---:|---|---|---:|---:|---:|",
+        ]
+        for r in result["baseline"]:
+            lines.append(
+                f"| {r['round']} | {r['version']} | {r['model']} | {r['rps_64']:.0f} "
+                f"| {r['p99_64_ms']:.2f} | {r['p50_1_ms']:.2f} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

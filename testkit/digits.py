@@ -1,0 +1,33 @@
+"""Digits drawn from pen strokes, for the tests that need real-looking digits but not MNIST.
+
+Each digit is one of training.drawn's stroke templates under a seeded random affine, rendered as the
+demo page renders a drawing and reduced by the real upload preprocessing (model_store.preprocess):
+white ink on black, in a 20-pixel box centred by mass, as MNIST digits are. The same seed gives the
+same pixels on every machine, so "the service answers what the model answers" can be checked
+anywhere; only accuracy claims need MNIST itself.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from model_store.preprocess import preprocess_bytes
+from training.drawn import drawn_digit, png_bytes
+
+# A 280x280 drawing is far below any pixel limit; the limit only guards uploads.
+_NO_PIXEL_LIMIT = 10**8
+
+
+@lru_cache(maxsize=256)
+def _drawn(index: int, seed: int) -> np.ndarray:
+    """Digit ``index % 10``, drawn from its own generator: a longer list starts with a shorter one."""
+    png = png_bytes(drawn_digit(index % 10, np.random.default_rng([seed, index])))
+    return np.rint(preprocess_bytes(png, _NO_PIXEL_LIMIT) * 255).astype(np.uint8)
+
+
+def drawn_mnist_digits(count: int = 12, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` drawn digits, (count, 28, 28) uint8 MNIST-style, and their labels (0..9 in turn)."""
+    images = np.stack([_drawn(i, seed) for i in range(count)])  # a fresh array: callers may edit it
+    return images, np.arange(count, dtype=np.int64) % 10

@@ -1,0 +1,175 @@
+"""The service in a subprocess on 127.0.0.1:<free port>, started, polled until ready and stopped with
+SIGTERM the way a deployment would.
+
+Two ways to run it: ``python -m app`` with WORKERS=N (supervisor, engine and N front-end workers: what
+ships), or, with ``workers=None``, plain ``uvicorn app.main:app``, one process with the engine on a thread,
+for callers that need a single process (its RSS, its exit code) or another ASGI app.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import IO
+
+import httpx
+
+from .metrics import Samples, scrape
+from .ports import free_port
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+READY_PATH = "/v2/health/ready"
+
+
+def wait_ready(
+    url: str, timeout: float = 120.0, poll: float = 0.05, exited: Callable[[], str | None] = lambda: None
+) -> None:
+    """Poll `url`'s readiness until it answers 200; raise as soon as `exited()` gives a reason (the
+    process is gone) or when `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    with httpx.Client(base_url=url, timeout=2.0) as client:
+        while time.monotonic() < deadline:
+            if (reason := exited()) is not None:
+                raise RuntimeError(reason)
+            try:
+                if client.get(READY_PATH).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(poll)
+    raise TimeoutError(f"{url} not ready after {timeout:.0f} s")
+
+
+class ServiceProcess:
+    """Use as a context manager, or `start()` ... `stop()`. The output goes to `log_path` (else a
+    temporary file) and is read back with `log()`."""
+
+    def __init__(
+        self,
+        env: Mapping[str, str] | None = None,
+        *,
+        workers: int | None = 1,
+        log_path: Path | None = None,
+        app: str = "app.main:app",
+        uvicorn_args: tuple[str, ...] = (),
+        access_log: bool = False,
+        cwd: Path = REPO_ROOT,
+    ):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {**os.environ, **(env or {})}
+        self.workers = workers
+        self.log_path = log_path
+        self.app = app
+        self.uvicorn_args = uvicorn_args
+        self.access_log = access_log
+        self.cwd = cwd  # another checkout (a git worktree) serves that checkout's code
+        self.proc: subprocess.Popen | None = None
+        self.spawned_at = 0.0
+        self._log: IO[bytes] | None = None
+
+    def command(self) -> list[str]:
+        if self.workers is not None:
+            return [sys.executable, "-m", "app"]
+        cmd = [sys.executable, "-m", "uvicorn", self.app, "--host", "127.0.0.1", "--port", str(self.port)]
+        return cmd + [
+            "--workers",
+            "1",
+            *(() if self.access_log else ("--no-access-log",)),
+            *self.uvicorn_args,
+        ]
+
+    def spawn(self) -> ServiceProcess:
+        """Start the process without waiting for it to be ready."""
+        env = dict(self.env)
+        if self.workers is not None:  # python -m app reads where to listen from its settings
+            env.update(HOST="127.0.0.1", PORT=str(self.port), WORKERS=str(self.workers))
+        self._log = open(self.log_path, "w+b") if self.log_path else tempfile.TemporaryFile()  # noqa: SIM115
+        self.spawned_at = time.perf_counter()
+        self.proc = subprocess.Popen(
+            self.command(), cwd=self.cwd, env=env, stdout=self._log, stderr=subprocess.STDOUT
+        )
+        return self
+
+    def wait_ready(self, timeout: float = 120.0, poll: float = 0.05) -> float:
+        """Seconds from spawn to the first 200 from the readiness route."""
+        try:
+            wait_ready(self.url, timeout, poll, self._exit_reason)
+        except TimeoutError as exc:
+            raise TimeoutError(f"{exc}:\n{self.log()}") from None
+        return time.perf_counter() - self.spawned_at
+
+    def start(self, timeout: float = 120.0) -> ServiceProcess:
+        """Spawn and wait until ready; a process that never gets ready is stopped before the error."""
+        self.spawn()
+        try:
+            self.wait_ready(timeout)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _exit_reason(self) -> str | None:
+        if self.proc is None or self.proc.poll() is None:
+            return None
+        return f"the service exited with {self.proc.returncode}:\n{self.log()}"
+
+    def log(self, tail: int = 8000) -> str:
+        """The last `tail` characters of the process's output so far."""
+        if self._log is None:
+            return self.log_path.read_text(errors="replace")[-tail:] if self.log_path else ""
+        # pread: the child shares this file's offset, so seeking it would move where the child writes
+        fd = self._log.fileno()
+        size = os.fstat(fd).st_size
+        return os.pread(fd, tail * 4, max(0, size - tail * 4)).decode("utf-8", "replace")[-tail:]
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def metrics(self) -> Samples:
+        return scrape(self.url)
+
+    def rss_mb(self) -> float | None:
+        """Resident memory of the started process (with workers: the supervisor's only)."""
+        try:
+            status = Path(f"/proc/{self.proc.pid}/status").read_text()
+        except (AttributeError, OSError):
+            return None
+        return next(
+            (int(line.split()[1]) / 1024 for line in status.splitlines() if line.startswith("VmRSS:")), None
+        )
+
+    def terminate(self) -> None:
+        """SIGTERM, as an orchestrator sends it; the caller waits."""
+        self.proc.send_signal(signal.SIGTERM)
+
+    def wait(self, timeout: float) -> int:
+        return self.proc.wait(timeout)
+
+    def stop(self, timeout: float = 20.0) -> int | None:
+        """SIGTERM and wait (SIGKILL after `timeout`); the exit code, None if never started."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.terminate()
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self._log is not None and self.log_path is not None:  # keep reading the file after close
+            self._log.close()
+            self._log = None
+        return self.proc.returncode
+
+    def __enter__(self) -> ServiceProcess:
+        return self if self.proc is not None else self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
