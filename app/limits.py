@@ -110,20 +110,8 @@ def slow_client_protocol(header_timeout_s: float, max_connections: int) -> type:
 
 
 async def _over_capacity(scope: Scope, receive: Receive, send: Send) -> None:
-    body = json.dumps({"detail": "too many open connections to this worker; retry shortly"}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 503,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"retry-after", b"1"),
-                (b"connection", b"close"),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    message = "too many open connections to this worker; retry shortly"
+    await _send_json(send, 503, {"detail": message}, ((b"retry-after", b"1"),))
 
 
 def _content_length(scope: Scope) -> int | None:
@@ -138,15 +126,23 @@ def _content_length(scope: Scope) -> int | None:
 
 async def _reject(scope: Scope, send: Send, message: str) -> None:
     key = "error" if scope.get("path", "").startswith("/v2") else "detail"
-    body = json.dumps({key: message}).encode()
+    await _send_json(send, 413, {key: message})
+
+
+async def _send_json(
+    send: Send, status: int, doc: dict, headers: tuple[tuple[bytes, bytes], ...] = ()
+) -> None:
+    """A JSON answer sent before (or instead of) the app; the connection closes after it."""
+    body = json.dumps(doc).encode()
     await send(
         {
             "type": "http.response.start",
-            "status": 413,
+            "status": status,
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
                 (b"connection", b"close"),
+                *headers,
             ],
         }
     )

@@ -22,6 +22,7 @@ from pathlib import Path
 from testkit.server import REPO_ROOT, ServiceProcess
 
 from .loadgen import Target
+from .report import md_table
 from .samples import load_digits
 from .served import make_target, run_loadgen
 from .store import resolve_store
@@ -119,14 +120,13 @@ def markdown(result: dict) -> str:
         "Client CPU is what the client process used per 1000 requests, its start-up (interpreter and "
         "imports, measured once with an empty run) taken out.",
         "",
-        "| route | clients | client | round | ok req/s | p50 ms | p99 ms | client CPU ms / 1000 req |",
-        "|---|---:|---|---:|---:|---:|---:|---:|",
     ]
-    for r in result["rows"]:
-        lines.append(
-            f"| {r['route']} | {r['concurrency']} | {r['client']} | {r['round']} | {r['ok_per_s']:.0f} "
-            f"| {r['p50_ms'] or 0:.2f} | {r['p99_ms'] or 0:.2f} | {r['client_cpu_ms_per_1000']:.0f} |"
-        )
+    lines += md_table(
+        ["route", "clients", "client", "round", "ok req/s", "p50 ms", "p99 ms", "client CPU ms / 1000 req"],
+        [[r["route"], r["concurrency"], r["client"], r["round"], f"{r['ok_per_s']:.0f}",
+          f"{r['p50_ms'] or 0:.2f}", f"{r['p99_ms'] or 0:.2f}", f"{r['client_cpu_ms_per_1000']:.0f}"]
+         for r in result["rows"]],
+    )  # fmt: skip
     return "\n".join(lines) + "\n"
 
 

@@ -91,6 +91,14 @@ def _f(x, spec: str = ".1f") -> str:
     return "-" if x is None else format(x, spec)
 
 
+def md_table(header: list[str], rows: list[list[object]], text_columns: int = 1) -> list[str]:
+    """A Markdown table; the first `text_columns` columns left-aligned, the rest (numbers) right."""
+    align = ["---" if i < text_columns else "---:" for i in range(len(header))]
+    return [f"| {' | '.join(header)} |", f"|{'|'.join(align)}|"] + [
+        f"| {' | '.join(str(c) for c in row)} |" for row in rows
+    ]
+
+
 def _dev(r: dict) -> str:
     return f"{r['device']} x{r['threads']} thr" if r["device"] == "cpu" and r.get("threads") else r["device"]
 

@@ -33,6 +33,7 @@ from testkit.metrics import scrape, total
 from testkit.server import REPO_ROOT, ServiceProcess
 
 from . import wrk
+from .report import md_table
 from .samples import load_digits
 from .served import make_target
 from .store import resolve_store
@@ -237,32 +238,30 @@ def markdown(result: dict) -> str:
         f"{result['store']}; {result['cpus']} usable CPUs; wrk with {result['wrk_threads']} thread(s); "
         f"{result['seconds']:g} s per run; load average after {result['load_avg_1m_after']}.",
         "",
-        "| workers | route | req/s @64 | x vs 1 worker | mean batch | p50 @64 ms | p99 @64 ms | p50 @1 ms "
-        "| PSS idle / load MB | RSS idle / load MB |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     one = {r["route"]: r["rps_64"] for r in result["sweep"] if r["workers"] == 1}
-    for r in result["sweep"]:
-        x = r["rps_64"] / one[r["route"]] if one.get(r["route"]) else float("nan")
-        lines.append(
-            f"| {r['workers']} | {r['route']} | {r['rps_64']:.0f} | {x:.2f} | {r['mean_batch_64'] or '-'} "
-            f"| {r['p50_64_ms']:.2f} | {r['p99_64_ms']:.2f} | {r['p50_1_ms']:.2f} "
-            f"| {r['memory_idle']['pss_mb']:.0f} / {r['memory_load']['pss_mb']:.0f} "
-            f"| {r['memory_idle']['rss_mb']:.0f} / {r['memory_load']['rss_mb']:.0f} |"
-        )
+    lines += md_table(
+        ["workers", "route", "req/s @64", "x vs 1 worker", "mean batch", "p50 @64 ms", "p99 @64 ms",
+         "p50 @1 ms", "PSS idle / load MB", "RSS idle / load MB"],
+        [[r["workers"], r["route"], f"{r['rps_64']:.0f}",
+          f"{r['rps_64'] / one[r['route']]:.2f}" if one.get(r["route"]) else "-", r["mean_batch_64"] or "-",
+          f"{r['p50_64_ms']:.2f}", f"{r['p99_64_ms']:.2f}", f"{r['p50_1_ms']:.2f}",
+          f"{r['memory_idle']['pss_mb']:.0f} / {r['memory_load']['pss_mb']:.0f}",
+          f"{r['memory_idle']['rss_mb']:.0f} / {r['memory_load']['rss_mb']:.0f}"] for r in result["sweep"]],
+        text_columns=2,
+    )  # fmt: skip
     if result["baseline"]:
         lines += [
             "",
             "Before/after, single PNG predict, same checkpoints and bodies, alternating rounds:",
             "",
-            "| round | version | model | req/s @64 | p99 @64 ms | p50 @1 ms |",
-            "|---:|---|---|---:|---:|---:|",
         ]
-        for r in result["baseline"]:
-            lines.append(
-                f"| {r['round']} | {r['version']} | {r['model']} | {r['rps_64']:.0f} "
-                f"| {r['p99_64_ms']:.2f} | {r['p50_1_ms']:.2f} |"
-            )
+        lines += md_table(
+            ["round", "version", "model", "req/s @64", "p99 @64 ms", "p50 @1 ms"],
+            [[r["round"], r["version"], r["model"], f"{r['rps_64']:.0f}", f"{r['p99_64_ms']:.2f}",
+              f"{r['p50_1_ms']:.2f}"] for r in result["baseline"]],
+            text_columns=3,
+        )  # fmt: skip
     return "\n".join(lines) + "\n"
 
 

@@ -17,6 +17,16 @@ from .conftest import VIT, engine_batcher, make_settings, running
 PREDICT = f"/v1/models/{VIT}/predict"
 
 
+def predict_scope(content_type: bytes, length: int) -> dict:
+    """The ASGI scope of a POST to PREDICT, for tests that play the client's side message by message."""
+    return {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": PREDICT, "raw_path": PREDICT.encode(), "query_string": b"",
+        "root_path": "", "client": ("127.0.0.1", 5555), "server": ("test", 80),
+        "headers": [(b"content-type", content_type), (b"content-length", str(length).encode())],
+    }  # fmt: skip
+
+
 def pixels(value: int = 255) -> dict:
     u8 = np.zeros((28, 28), np.uint8)
     u8[6:22, 12:16] = value
@@ -125,13 +135,7 @@ def test_a_client_that_leaves_while_uploading_is_not_an_error(test_store, caplog
             async def send(message: dict) -> None:
                 sent.append(message)
 
-            scope = {
-                "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
-                "scheme": "http", "path": PREDICT, "raw_path": PREDICT.encode(), "query_string": b"",
-                "root_path": "", "client": ("127.0.0.1", 5556), "server": ("test", 80),
-                "headers": [(b"content-type", b"image/png"), (b"content-length", b"100000")],
-            }  # fmt: skip
-            await app(scope, receive, send)
+            await app(predict_scope(b"image/png", 100_000), receive, send)
 
     asyncio.run(main())
     assert [m["status"] for m in sent if m["type"] == "http.response.start"] == [499]
@@ -156,13 +160,7 @@ def test_a_client_that_disconnects_costs_no_compute(test_store):
         async def send(message: dict) -> None:
             sent.append(message)
 
-        scope = {
-            "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
-            "scheme": "http", "path": PREDICT, "raw_path": PREDICT.encode(), "query_string": b"",
-            "root_path": "", "client": ("127.0.0.1", 5555), "server": ("test", 80),
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-        }  # fmt: skip
-        await app(scope, receive, send)
+        await app(predict_scope(b"application/json", len(body)), receive, send)
 
     async def main() -> None:
         async with running(app) as c:

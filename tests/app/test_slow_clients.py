@@ -15,7 +15,10 @@ import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 
+import pytest
 from PIL import Image
+
+from testkit.server import ServiceProcess
 
 from .conftest import CNN
 
@@ -76,8 +79,17 @@ def get(port: int, path: str) -> tuple[int, dict[str, str], bytes]:
         return read_response(sock)
 
 
-def test_an_unfinished_request_head_is_cut_off(start_server):
-    server = start_server(workers=1, HEADER_TIMEOUT_S="1")
+@pytest.fixture(scope="module")
+def strict(test_store) -> Iterator[ServiceProcess]:
+    """One worker whose request heads and stalled bodies time out after 1 s."""
+    env = {"MODEL_STORE_DIR": str(test_store), "DEVICE": "cpu", "TORCH_THREADS": "1",
+           "HEADER_TIMEOUT_S": "1", "BODY_IDLE_TIMEOUT_S": "1"}  # fmt: skip
+    with ServiceProcess(env, workers=1) as server:
+        yield server
+
+
+def test_an_unfinished_request_head_is_cut_off(strict):
+    server = strict
     with connect(server.port) as silent, connect(server.port) as half:
         half.sendall(b"GET /v2/health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never the blank line
         assert closed_by_server(half), "a half-sent request head was kept open"
@@ -85,8 +97,8 @@ def test_an_unfinished_request_head_is_cut_off(start_server):
     assert get(server.port, "/v2/health/live")[0] == 200  # the worker still serves everyone else
 
 
-def test_a_stalled_upload_gets_408(start_server):
-    server = start_server(workers=1, BODY_IDLE_TIMEOUT_S="1")
+def test_a_stalled_upload_gets_408(strict):
+    server = strict
     body = digit_png()
     with connect(server.port) as sock:
         sock.sendall(predict_head(server.port, len(body)) + body[:2])  # then nothing more
@@ -96,8 +108,8 @@ def test_a_stalled_upload_gets_408(start_server):
     assert "no progress" in json.loads(payload)["detail"]
 
 
-def test_a_slow_upload_that_keeps_sending_is_served(start_server):
-    server = start_server(workers=1, BODY_IDLE_TIMEOUT_S="1", HEADER_TIMEOUT_S="1")
+def test_a_slow_upload_that_keeps_sending_is_served(strict):
+    server = strict
     body = digit_png()
     pieces = [body[i : i + max(1, len(body) // 8)] for i in range(0, len(body), max(1, len(body) // 8))]
     head = predict_head(server.port, len(body))
