@@ -8,7 +8,7 @@ PORT ?= 8000
 DATA_ROOT ?= $(if $(wildcard ../shared/data/MNIST/raw),../shared/data,data)
 export DATA_ROOT
 
-.PHONY: run test lint image-test train bench clean help
+.PHONY: run test lint image-test train bench bench-peers clean help
 
 help:
 	@echo "make run    serve the shipped checkpoints on http://$(HOST):$(PORT)"
@@ -16,7 +16,8 @@ help:
 	@echo "make lint   ruff + hadolint + docker-compose config + Kubernetes manifests (offline schemas)"
 	@echo "make image-test  build the runtime image with podman and run it (downloads GBs; not in make test)"
 	@echo "make train  train vit-mnist and cnn-mnist into model_store/checkpoints"
-	@echo "make bench  benchmarks: raw model, served load, batch endpoint, cold start"
+	@echo "make bench  benchmarks: raw model, served load, batch endpoint, cold start, worker sweep"
+	@echo "make bench-peers  the same model served by LitServe and Triton, side by side (../shared/peers)"
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -57,6 +58,14 @@ train: $(VENV)/.installed-dev
 
 bench: $(VENV)/.installed-dev
 	$(PY) -m bench
+	$(PY) -m bench.scaling
+
+# Side by side with LitServe and Triton on the same model (../shared/peers; its own venv, ~5 GB once).
+PEERS ?= ../shared/peers
+PEERS_VENV ?= $(abspath .peers-venv)
+bench-peers: $(VENV)/.installed
+	PEERS_VENV=$(PEERS_VENV) $(PEERS)/setup.sh
+	PEERS_VENV=$(PEERS_VENV) $(PEERS_VENV)/bin/python $(PEERS)/run.py --project . | tee bench/results/peers.txt
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache runs

@@ -44,6 +44,7 @@ __all__ = [
     "configure",
     "decode_base64",
     "decode_image",
+    "ink_above_paper",
     "pixels_to_array",
     "preprocess_bytes",
     "to_gray",
@@ -262,6 +263,21 @@ def _is_mnist_like(x: np.ndarray) -> np.ndarray | None:
         return x
     patch = x[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
     return _centre(patch)
+
+
+def ink_above_paper(gray: np.ndarray) -> tuple[np.ndarray, float]:
+    """Gray (any polarity, 0..1) -> (white-on-black ink with the paper subtracted, its grain's sigma),
+    grainy paper averaged down first. Raises NoInk. The steps ``to_mnist`` takes (its 28x28 fast
+    path aside), public so that ``model_store.segment`` finds digits on the ink they are fitted from."""
+    x = _white_on_black(gray.astype(np.float32, copy=False))
+    x = np.clip(x - _paper(x), 0.0, None)
+    if float(x.max()) < MIN_CONTRAST:
+        raise NoInk("no ink found: the canvas is empty or has too little contrast")
+    sigma = _noise_sigma(x)
+    if sigma > 0.01 and min(x.shape) >= 32:  # grainy: average the grain down before measuring
+        x = _blur3(x)
+        sigma /= 3.0
+    return x, sigma
 
 
 def to_mnist(gray: np.ndarray) -> np.ndarray:

@@ -1,30 +1,22 @@
-"""Split a picture of a number into its digits, each fitted like a single-digit upload.
+"""Split a picture of a number into digits by rules: the strokes, the digits they make, their lines.
 
     picture -> ink map -> connected components -> broken strokes merged -> lines -> touching
     digits split -> reading order -> one MNIST-style (28, 28) image per digit
 
-Pure numpy/Pillow, no model: the server and the training evaluation call the same function, so the
-exact-read rate measured offline (``python -m training read-eval``) is the one the route serves.
-Each digit goes through the very same ``to_mnist`` as a single-digit upload.
+Pure numpy/Pillow, no model. ``read_page`` gives the ink, the components and the rules' digits;
+``model_store.reading`` builds from them the alternatives the model chooses among (what the service
+serves and ``python -m training read-eval`` measures); ``segment`` is the rules' reading alone. Each
+digit goes through the very same ``to_mnist`` as a single-digit upload.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .decode import ImageTooLarge, NoInk, decode_image, to_gray
-from .preprocess import (
-    GRAIN,
-    MIN_CONTRAST,
-    MIN_FLOOR,
-    _blur3,
-    _noise_sigma,
-    _paper,
-    _white_on_black,
-    to_mnist,
-)
+from .preprocess import GRAIN, MIN_FLOOR, ink_above_paper, to_mnist
 
 INK = 0.2  # ink-map level at which a pixel belongs to a stroke (antialiased edges are added back)
 SPECK_AREA = 0.04  # a component under this share of the largest one's area ...
@@ -59,8 +51,8 @@ class DigitCrop:
 
 
 @dataclass(slots=True)
-class _Part:
-    """A set of component labels (one digit, or a digit still to split) and its extent."""
+class Part:
+    """A set of component labels (one digit, a digit still to split, or one stroke) and its extent."""
 
     labels: list[int]
     x0: int
@@ -78,7 +70,7 @@ class _Part:
     def height(self) -> int:
         return self.y1 - self.y0
 
-    def absorb(self, other: _Part) -> None:
+    def absorb(self, other: Part) -> None:
         self.labels += other.labels
         self.x0, self.y0 = min(self.x0, other.x0), min(self.y0, other.y0)
         self.x1, self.y1 = max(self.x1, other.x1), max(self.y1, other.y1)
@@ -88,19 +80,47 @@ class _Part:
 # --------------------------------------------------------------------------------------- entry points
 
 
-def segment_bytes(data: bytes, max_pixels: int, max_digits: int = 32) -> list[DigitCrop]:
-    """Encoded image bytes -> its digits in reading order. Raises the decoder's ImageErrors:
-    NoInk (empty) and TooManyDigits among them."""
-    img = decode_image(data, max_pixels)
-    width, height = img.size
-    gray = to_gray(img)  # reduced to at most WORK_SIZE per side: boxes are scaled back below
-    return segment(gray, max_digits, scale=(width / gray.shape[1], height / gray.shape[0]))
+@dataclass(slots=True)
+class Page:
+    """A picture's ink, its components and the rule-based digits, line by line: what ``segment`` fits
+    and what ``model_store.reading`` builds its alternatives from."""
+
+    ink: np.ndarray  # (H, W) float32 0..1, white on black
+    labels: np.ndarray  # (H, W) int32 component labels, 0 = paper
+    lines: list[list[Part]]  # top to bottom; each the rule-based digits left to right
+    components: list[Part]  # every connected stroke, specks left out
+    scale: tuple[float, float]  # picture pixels per ink pixel (x, y)
+
+    def box(self, parts: list[Part]) -> tuple[int, int, int, int]:
+        """x0, y0, x1, y1 of some parts together, in the picture's own pixels."""
+        sx, sy = self.scale
+        x0, y0 = min(p.x0 for p in parts), min(p.y0 for p in parts)
+        x1, y1 = max(p.x1 for p in parts), max(p.y1 for p in parts)
+        return int(x0 * sx), int(y0 * sy), int(np.ceil(x1 * sx)), int(np.ceil(y1 * sy))
+
+    def fit(self, parts: list[Part]) -> np.ndarray | None:
+        """The ink of these parts alone (their neighbours' strokes masked out), through ``to_mnist``;
+        None when nothing of it is left."""
+        h, w = self.ink.shape
+        y0, y1 = max(min(p.y0 for p in parts) - 1, 0), min(max(p.y1 for p in parts) + 1, h)
+        x0, x1 = max(min(p.x0 for p in parts) - 1, 0), min(max(p.x1 for p in parts) + 1, w)
+        window = self.labels[y0:y1, x0:x1]
+        keep = np.zeros(window.shape, dtype=bool)
+        for p in parts:
+            mask = _grow(np.isin(window, p.labels))  # one pixel more: the antialiased edge
+            if p.cols is not None:  # a cut through touching digits: only this digit's columns
+                mask[:, : max(p.cols[0] - x0, 0)] = False
+                mask[:, max(p.cols[1] - x0, 0) :] = False
+            keep |= mask
+        crop = np.pad(self.ink[y0:y1, x0:x1] * keep, MARGIN)
+        try:
+            return to_mnist(crop)
+        except NoInk:
+            return None
 
 
-def segment(
-    gray: np.ndarray, max_digits: int = 32, scale: tuple[float, float] = (1.0, 1.0)
-) -> list[DigitCrop]:
-    """Gray picture (any polarity, 0..1) -> digits in reading order; boxes multiplied by ``scale``."""
+def read_page(gray: np.ndarray, max_digits: int = 32, scale: tuple[float, float] = (1.0, 1.0)) -> Page:
+    """Gray picture (any polarity, 0..1) -> its Page. Raises NoInk, TooManyDigits."""
     x = ink_map(gray)
     labels, n = label_components(x > INK)
     if n == 0:
@@ -109,19 +129,34 @@ def segment(
     # Labelling is linear in the pixels; merging is quadratic in the parts: refuse noise early.
     if len(parts) > 4 * max_digits:
         raise TooManyDigits(len(parts), max_digits)
-    parts = _merge_pieces(parts)
-    lines = _lines(parts)
-    ordered = [(i, p) for i, line in enumerate(lines) for q in line for p in _split(q, labels)]
-    if len(ordered) > max_digits:
-        raise TooManyDigits(len(ordered), max_digits)
-    sx, sy = scale
+    groups = _merge_pieces([replace(p, labels=list(p.labels)) for p in parts])  # merging mutates
+    lines = [[p for q in line for p in split_touching(q, labels)] for line in _lines(groups)]
+    found = sum(len(line) for line in lines)
+    if found > max_digits:
+        raise TooManyDigits(found, max_digits)
+    return Page(x, labels, lines, parts, scale)
+
+
+def page_bytes(data: bytes, max_pixels: int, max_digits: int = 32) -> Page:
+    """Encoded image bytes -> its Page. Raises the decoder's ImageErrors, NoInk and TooManyDigits."""
+    img = decode_image(data, max_pixels)
+    width, height = img.size
+    gray = to_gray(img)  # reduced to at most WORK_SIZE per side: boxes are scaled back
+    return read_page(gray, max_digits, scale=(width / gray.shape[1], height / gray.shape[0]))
+
+
+def segment(
+    gray: np.ndarray, max_digits: int = 32, scale: tuple[float, float] = (1.0, 1.0)
+) -> list[DigitCrop]:
+    """Gray picture (any polarity, 0..1) -> the rules' digits in reading order, no model asked (the
+    served reading, ``model_store.reading``, lets the model choose among alternatives)."""
+    page = read_page(gray, max_digits, scale)
     crops = []
-    for line_no, part in ordered:
-        pixels = _fit(x, labels, part)
-        if pixels is None:
-            continue
-        box = (int(part.x0 * sx), int(part.y0 * sy), int(np.ceil(part.x1 * sx)), int(np.ceil(part.y1 * sy)))
-        crops.append(DigitCrop(box, pixels, line_no))
+    for line_no, line in enumerate(page.lines):
+        for part in line:
+            pixels = page.fit([part])
+            if pixels is not None:
+                crops.append(DigitCrop(page.box([part]), pixels, line_no))
     if not crops:
         raise NoInk("no ink found: the picture is empty")
     return crops
@@ -133,15 +168,8 @@ def segment(
 def ink_map(gray: np.ndarray) -> np.ndarray:
     """White-on-black ink 0..1 with the paper at 0, made as ``to_mnist`` makes it (polarity, paper,
     grain) but on the whole picture, so components are found on the ink the digits are fitted from."""
-    x = _white_on_black(gray.astype(np.float32, copy=False))
-    x = np.clip(x - _paper(x), 0.0, None)
+    x, sigma = ink_above_paper(gray)
     peak = float(x.max())
-    if peak < MIN_CONTRAST:
-        raise NoInk("no ink found: the picture is empty or has too little contrast")
-    sigma = _noise_sigma(x)
-    if sigma > 0.01 and min(x.shape) >= 32:  # grainy paper: average the grain down first
-        x = _blur3(x)
-        sigma /= 3.0
     t = max(MIN_FLOOR, GRAIN * sigma / peak)
     return np.clip((x / peak - t) / (1.0 - t), 0.0, 1.0)
 
@@ -191,7 +219,7 @@ def label_components(mask: np.ndarray) -> tuple[np.ndarray, int]:
 # ------------------------------------------------------------------------------------------- grouping
 
 
-def _parts(labels: np.ndarray, n: int) -> list[_Part]:
+def _parts(labels: np.ndarray, n: int) -> list[Part]:
     """One part per component, without the specks (dust, a pen touching the paper by mistake)."""
     ys, xs = np.nonzero(labels)
     lab = labels[ys, xs]
@@ -204,15 +232,13 @@ def _parts(labels: np.ndarray, n: int) -> list[_Part]:
     np.minimum.at(y0, lab, ys)
     np.maximum.at(x1, lab, xs + 1)
     np.maximum.at(y1, lab, ys + 1)
-    parts = [
-        _Part([i], int(x0[i]), int(y0[i]), int(x1[i]), int(y1[i]), int(area[i])) for i in range(1, n + 1)
-    ]
+    parts = [Part([i], int(x0[i]), int(y0[i]), int(x1[i]), int(y1[i]), int(area[i])) for i in range(1, n + 1)]
     big_area = max(p.area for p in parts)
     big_height = max(p.height for p in parts)
     return [p for p in parts if p.area >= SPECK_AREA * big_area or p.height >= SPECK_HEIGHT * big_height]
 
 
-def _belongs(small: _Part, big: _Part) -> bool:
+def _belongs(small: Part, big: Part) -> bool:
     """A stroke of the same digit: shorter, and either over or under its columns (a 5's flag, a
     7's bar) or just beside its rows (the two strokes of a 4), close in both directions."""
     if small.height > PIECE_HEIGHT * big.height:
@@ -225,7 +251,7 @@ def _belongs(small: _Part, big: _Part) -> bool:
     return beside and -overlap <= PIECE_BESIDE * big.height and small.height <= PIECE_SHORT * big.height
 
 
-def _merge_pieces(parts: list[_Part]) -> list[_Part]:
+def _merge_pieces(parts: list[Part]) -> list[Part]:
     """Merge each piece, shortest first, into the digit it belongs to (the most overlapping one),
     until nothing changes."""
     parts = list(parts)
@@ -244,10 +270,10 @@ def _merge_pieces(parts: list[_Part]) -> list[_Part]:
     return parts
 
 
-def _lines(parts: list[_Part]) -> list[list[_Part]]:
+def _lines(parts: list[Part]) -> list[list[Part]]:
     """Lines of writing top to bottom, each left to right: a part joins the first line whose rows
     overlap it enough."""
-    lines: list[list[_Part]] = []
+    lines: list[list[Part]] = []
     spans: list[list[int]] = []
     for p in sorted(parts, key=lambda p: (p.y0 + p.y1) / 2):
         for line, span in zip(lines, spans, strict=True):
@@ -262,7 +288,7 @@ def _lines(parts: list[_Part]) -> list[list[_Part]]:
     return [sorted(line, key=lambda p: (p.x0 + p.x1) / 2) for line in lines]
 
 
-def _split(part: _Part, labels: np.ndarray) -> list[_Part]:
+def split_touching(part: Part, labels: np.ndarray) -> list[Part]:
     """Touching digits, cut where they touch.
 
     A cut is taken at the column with the least ink in the middle of a part wider than a narrow
@@ -287,19 +313,19 @@ def _split(part: _Part, labels: np.ndarray) -> list[_Part]:
         return [part]
     # Rows with ink, not the extent: a cut through a 2 leaves its arc's end and its base's end.
     tall = min(_rows_inked(mask[:, :cut]), _rows_inked(mask[:, cut:])) >= PIECE_TALL * part.height
-    if (ink[cut] <= BRIDGE * _stroke_width(mask) and tall) or part.width > SPLIT_ASPECT * part.height:
-        return _split(left, labels) + _split(right, labels)
+    if (ink[cut] <= BRIDGE * stroke_width(mask) and tall) or part.width > SPLIT_ASPECT * part.height:
+        return split_touching(left, labels) + split_touching(right, labels)
     return [part]
 
 
-def _piece(part: _Part, mask: np.ndarray, a: int, b: int) -> _Part | None:
+def _piece(part: Part, mask: np.ndarray, a: int, b: int) -> Part | None:
     """Columns a..b of a part (its rows trimmed to the ink there)."""
     sub = mask[:, a:b]
     rows = np.flatnonzero(sub.any(axis=1))
     if rows.size == 0 or b <= a:
         return None
     x0 = part.x0 + a
-    return _Part(list(part.labels), x0, part.y0 + int(rows[0]), part.x0 + b, part.y0 + int(rows[-1]) + 1,
+    return Part(list(part.labels), x0, part.y0 + int(rows[0]), part.x0 + b, part.y0 + int(rows[-1]) + 1,
                  int(sub.sum()), cols=(x0, part.x0 + b))  # fmt: skip
 
 
@@ -307,33 +333,18 @@ def _rows_inked(mask: np.ndarray) -> int:
     return int(mask.any(axis=1).sum())
 
 
-def _stroke_width(mask: np.ndarray) -> float:
+def stroke_width(mask: np.ndarray) -> float:
     """Mean stroke width: twice the area over the perimeter (as preprocess._thicken measures it)."""
     m = mask.astype(np.int8)
     perimeter = (np.abs(np.diff(m, axis=0)).sum() + np.abs(np.diff(m, axis=1)).sum()) / 1.27
     return 2.0 * float(m.sum()) / max(float(perimeter), 1.0)
 
 
-# --------------------------------------------------------------------------------------------- fitting
-
-
-def _fit(x: np.ndarray, labels: np.ndarray, part: _Part) -> np.ndarray | None:
-    """This digit's ink alone (its neighbours' strokes masked out), through ``to_mnist``."""
-    h, w = x.shape
-    y0, y1 = max(part.y0 - 1, 0), min(part.y1 + 1, h)
-    x0, x1 = max(part.x0 - 1, 0), min(part.x1 + 1, w)
-    mask = np.isin(labels[y0:y1, x0:x1], part.labels)
-    grown = mask.copy()  # one pixel more: the antialiased edge below the INK level
+def _grow(mask: np.ndarray) -> np.ndarray:
+    """A mask one pixel larger in the four directions."""
+    grown = mask.copy()
     grown[1:] |= mask[:-1]
     grown[:-1] |= mask[1:]
     grown[:, 1:] |= mask[:, :-1]
     grown[:, :-1] |= mask[:, 1:]
-    if part.cols is not None:  # a cut through touching digits: only this digit's columns
-        keep = np.zeros(x1 - x0, dtype=bool)
-        keep[max(part.cols[0] - x0, 0) : part.cols[1] - x0] = True
-        grown &= keep[None, :]
-    crop = np.pad(x[y0:y1, x0:x1] * grown, MARGIN)
-    try:
-        return to_mnist(crop)
-    except NoInk:
-        return None
+    return grown

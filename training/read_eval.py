@@ -1,9 +1,11 @@
 """``read-eval``: how often stored models read a whole number exactly, through the served pipeline.
 
-Each picture of ``training.numbers`` is PNG-encoded and split by ``model_store.segment.segment_bytes``
-(what ``POST /v1/models/{name}/read`` runs); every digit is answered by the model's ``ServingHead``.
-A number counts as read when the digits, in order, spell it exactly (a missed or extra digit is an
-error). Prints a markdown table: exact-read rate per family and model, and the digit-count rate.
+Each picture of ``training.numbers`` is PNG-encoded and split as ``POST /v1/models/{name}/read`` does:
+``model_store.reading.candidates_bytes`` makes every alternative digit, the model's ``ServingHead``
+answers all of them, and ``choose`` picks the reading (``--rules-only``: the rule-based digits of
+``model_store.segment`` alone, no alternatives). A number counts as read when the digits, in order,
+spell it exactly (a missed or extra digit is an error). Prints a markdown table: exact-read rate per
+family and model, and per model how often the digit count is right.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from PIL import Image
 
 from model_store import ModelStore
 from model_store.preprocess import ImageError
-from model_store.segment import DigitCrop, segment_bytes
+from model_store.reading import Candidates, candidates_bytes, choose
 from model_store.serving import ServingHead
 
 from .data import load_split
@@ -29,6 +31,7 @@ from .numbers import FAMILIES, make_family
 log = logging.getLogger("training")
 
 MAX_PIXELS = 25_000_000
+MAX_CROPS = 64  # the service's default: max(max_batch_images, max_digits) images per engine call
 TARGET = 0.97  # exact reads on the pen-stroke family
 
 
@@ -39,6 +42,8 @@ def add_read_eval_args(p: argparse.ArgumentParser, settings) -> None:
     p.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES),
                    help="families to read; default: all")  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="generator seed; default: 0")
+    p.add_argument("--rules-only", action="store_true",
+                   help="the rules' split alone, no alternatives for the model to choose from")  # fmt: skip
 
 
 def png(image: np.ndarray) -> bytes:
@@ -47,30 +52,35 @@ def png(image: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-def split_all(samples: list[tuple[np.ndarray, str]]) -> list[list[DigitCrop]]:
-    """Every picture's digits (an empty list where the segmenter refused the picture)."""
-    out = []
+def split_all(samples: list[tuple[np.ndarray, str]], rules_only: bool = False) -> list[Candidates | None]:
+    """Every picture's candidate digits (None where the segmenter refused the picture)."""
+    out: list[Candidates | None] = []
     for image, _ in samples:
         try:
-            out.append(segment_bytes(png(image), MAX_PIXELS))
+            out.append(candidates_bytes(png(image), MAX_PIXELS, max_crops=0 if rules_only else MAX_CROPS))
         except ImageError:
-            out.append([])
+            out.append(None)
     return out
 
 
 @torch.inference_mode()
-def read(head: ServingHead, crops: list[list[DigitCrop]], batch: int = 512) -> list[str]:
-    """The text each model reads: all digits of all pictures in batches, then regrouped."""
-    flat = [c.pixels for cs in crops for c in cs]
+def read(head: ServingHead, pictures: list[Candidates | None], batch: int = 512) -> list[str]:
+    """The text the model reads in each picture: all crops of all pictures in batches, then each
+    picture's reading chosen from its own rows."""
+    flat = [c.pixels for cands in pictures if cands is not None for c in cands.crops]
     if not flat:
-        return ["" for _ in crops]
+        return ["" for _ in pictures]
     x = torch.from_numpy(np.stack(flat)).unsqueeze(1)
-    digits = torch.cat([head(x[i : i + batch])[:, : head.num_classes].argmax(1)
-                        for i in range(0, len(x), batch)]).tolist()  # fmt: skip
+    rows = torch.cat([head(x[i : i + batch]) for i in range(0, len(x), batch)]).numpy()
     texts, k = [], 0
-    for cs in crops:
-        texts.append("".join(str(d) for d in digits[k : k + len(cs)]))
-        k += len(cs)
+    for cands in pictures:
+        if cands is None:
+            texts.append("")
+            continue
+        out = rows[k : k + len(cands.crops)]
+        k += len(cands.crops)
+        chosen = choose(cands, out, head.digit_threshold)
+        texts.append("".join(str(int(out[i, : head.num_classes].argmax())) for i in chosen))
     return texts
 
 
@@ -88,22 +98,29 @@ def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
         test = load_split("mnist", args.data_root, train=False, download=False)
         mnist = (test.images[:, 0].numpy(), test.labels.numpy())
     rates: dict[str, dict[str, float]] = {}
-    lines = [f"| family | numbers | digit count right | {' | '.join(models)} |",
-             f"|---|---:|---:|{'---:|' * len(models)}"]  # fmt: skip
+    counts = " | ".join(f"count right ({m})" for m in models)
+    lines = [f"| family | numbers | {' | '.join(models)} | {counts} |",
+             f"|---|---:|{'---:|' * 2 * len(models)}"]  # fmt: skip
     for family in args.families:
         samples = make_family(family, args.count, args.seed, mnist)
         t0 = time.perf_counter()
-        crops = split_all(samples)
+        pictures = split_all(samples, args.rules_only)
         per_picture_ms = 1000 * (time.perf_counter() - t0) / len(samples)
-        counted = np.mean([len(c) == len(text) for c, (_, text) in zip(crops, samples, strict=True)])
-        rates[family] = {}
+        crops = np.mean([len(c.crops) if c is not None else 0 for c in pictures])
+        rates[family], counted = {}, {}
         for m, head in heads.items():
-            texts = read(head, crops)
-            right = [t == text for t, (_, text) in zip(texts, samples, strict=True)]
-            rates[family][m] = float(np.mean(right))
-        log.info("%s: %d numbers, segmentation %.1f ms per picture", family, len(samples), per_picture_ms)
+            texts = read(head, pictures)
+            rates[family][m] = float(
+                np.mean([t == text for t, (_, text) in zip(texts, samples, strict=True)])
+            )
+            counted[m] = float(
+                np.mean([len(t) == len(text) for t, (_, text) in zip(texts, samples, strict=True)])
+            )
+        log.info("%s: %d numbers, segmentation %.1f ms and %.1f crops per picture", family, len(samples),
+                 per_picture_ms, crops)  # fmt: skip
         cells = " | ".join(f"{100 * rates[family][m]:.1f}%" for m in models)
-        lines.append(f"| {family} | {len(samples)} | {100 * counted:.1f}% | {cells} |")
+        count_cells = " | ".join(f"{100 * counted[m]:.1f}%" for m in models)
+        lines.append(f"| {family} | {len(samples)} | {cells} | {count_cells} |")
     print("\n".join(lines))
     if "strokes" in rates:
         for m in models:

@@ -1,7 +1,9 @@
 """Whole numbers: ``POST /v1/models/{name}/read`` splits a picture into digits and reads them all.
 
-The picture is split by ``model_store.segment`` on a worker thread; every digit it finds goes to the
-model's batcher in one submission, so a number costs one forward pass, not one per digit.
+The picture is split by ``model_store.reading`` on a worker thread into every plausible digit (the
+alternative ways to merge broken strokes and cut touching ones); all of them go to the model's batcher
+in one submission, so a number costs one forward pass, and ``choose`` keeps the reading the model
+finds most convincing.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from model_store import preprocess as mp
-from model_store.segment import DigitCrop, segment_bytes
+from model_store.reading import Candidates, candidates_bytes, choose
 
 from ..deps import path_and_flag, query_flag
 from ..errors import BadImage, InvalidInput, NoInk, PayloadTooLarge, ServiceError, UnsupportedMediaType
@@ -36,11 +38,12 @@ _STATUS: tuple[tuple[type[mp.ImageError], type[ServiceError]], ...] = (
 )
 
 
-def split_upload(payload: Payload, settings: Settings) -> list[DigitCrop]:
-    """Payload -> the picture's digits in reading order. Worker thread; raises ServiceError."""
+def split_upload(payload: Payload, settings: Settings, max_crops: int) -> Candidates:
+    """Payload -> the picture's candidate digits (at most ``max_crops``, what one engine call holds).
+    Worker thread; raises ServiceError."""
     data = image_bytes(payload)[0]
     try:
-        return segment_bytes(data, settings.max_image_pixels, settings.max_digits)
+        return candidates_bytes(data, settings.max_image_pixels, settings.max_digits, max_crops)
     except mp.ImageError as exc:
         status = next((s for cls, s in _STATUS if isinstance(exc, cls)), BadImage)
         raise status(str(exc)) from exc
@@ -58,16 +61,18 @@ async def read_number(request: Request) -> JSONResponse:
     runtime, served = serving(request)
     return_input = query_flag(request, "return_input")
     payload = await read_payload(request, runtime.settings, PICTURE)
-    crops = await runtime.run_cpu(split_upload, payload, runtime.settings)
-    answer = await infer(request, runtime, served, [c.pixels for c in crops], started)
+    max_crops = runtime.client.max_images if runtime.client is not None else 0
+    cands = await runtime.run_cpu(split_upload, payload, runtime.settings, max_crops)
+    answer = await infer(request, runtime, served, [c.pixels for c in cands.crops], started)
     digits: list[dict[str, Any]] = []
-    for i, crop in enumerate(crops):
+    for i in choose(cands, answer.outputs, served.digit_threshold):
+        crop = cands.crops[i]
         digit = {**answer.prediction(i), "box": list(crop.box), "line": crop.line}
         if return_input:
             digit["input"] = crop.pixels.tolist()
         digits.append(digit)
     text = "\n".join(
         "".join(d["label"] for d in digits if d["line"] == line)
-        for line in range(max(d["line"] for d in digits) + 1)
+        for line in range(max((d["line"] for d in digits), default=-1) + 1)
     )
     return JSONResponse({"model": served.name, "text": text, "digits": digits, "timing": answer.timing()})

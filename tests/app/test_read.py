@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from training.numbers import stroke_number
 
-from .conftest import CNN, VIT, png_bytes
+from .conftest import CNN, VIT, png_bytes, reference_probabilities
 
 
 def number_png(text: str, seed: int = 0) -> bytes:
@@ -24,7 +25,8 @@ def test_read_multipart_returns_every_digit_left_to_right(client: TestClient, na
     body = r.json()
     assert body["model"] == name
     digits = body["digits"]
-    assert len(digits) == 4  # random weights: the count and order are right, not the labels
+    # Random weights: the model chooses among the ways to split, so only the shape of the answer holds.
+    assert 1 <= len(digits) <= 8
     assert body["text"] == "".join(d["label"] for d in digits)
     xs = [d["box"][0] for d in digits]
     assert xs == sorted(xs)
@@ -33,7 +35,25 @@ def test_read_multipart_returns_every_digit_left_to_right(client: TestClient, na
         assert 0 <= x0 < x1 <= 840 and 0 <= y0 < y1 <= 280
         assert len(d["probabilities"]) == 10 and d["line"] == 0
         assert "input" not in d
-    assert body["timing"]["batch_size"] >= 4  # all digits of the picture in one forward pass
+    assert body["timing"]["batch_size"] >= max(4, len(digits))  # every alternative in one forward pass
+
+
+@pytest.fixture
+def reader(make_client, shipped_store: Path) -> TestClient:  # type: ignore[no-untyped-def]
+    """An app serving the shipped, trained models."""
+    return make_client(store=shipped_store)
+
+
+@pytest.mark.parametrize("name", ["cnn-mnist", "vit-mnist"])
+@pytest.mark.parametrize(("text", "seed"), [("2026", 0), ("417", 3), ("5874", 1)])
+def test_trained_models_read_drawn_numbers_exactly(
+    reader: TestClient, name: str, text: str, seed: int
+) -> None:
+    r = reader.post(
+        f"/v1/models/{name}/read", content=number_png(text, seed), headers={"Content-Type": "image/png"}
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["text"] == text
 
 
 def test_read_raw_body_and_json_give_the_same_answer(client: TestClient) -> None:
@@ -45,24 +65,27 @@ def test_read_raw_body_and_json_give_the_same_answer(client: TestClient) -> None
     assert raw.json()["text"] == js.json()["text"]
 
 
-def test_read_return_input_gives_each_digit_as_the_model_saw_it(client: TestClient) -> None:
+def test_read_return_input_gives_each_digit_as_the_model_saw_it(client: TestClient, test_store: Path) -> None:
     r = client.post(f"/v1/models/{CNN}/read?return_input=true", content=number_png("58"),
                     headers={"Content-Type": "image/png"})  # fmt: skip
     digits = r.json()["digits"]
     assert len(digits) == 2
-    for d in digits:
-        x = np.asarray(d["input"])
-        assert x.shape == (28, 28) and 0.0 <= x.min() and x.max() <= 1.0
+    inputs = np.array([d["input"] for d in digits])
+    assert inputs.shape == (2, 28, 28) and 0.0 <= inputs.min() and inputs.max() <= 1.0
+    assert not np.allclose(inputs[0], inputs[1])  # one crop per digit, not one picture twice
+    # the model called in-process on these inputs gives the answers the service gave
+    ref = reference_probabilities(test_store, CNN, inputs * 255.0)
+    np.testing.assert_allclose([d["probabilities"] for d in digits], ref, atol=1e-5)
 
 
-def test_read_two_lines_top_to_bottom(client: TestClient) -> None:
+def test_read_two_lines_top_to_bottom(reader: TestClient) -> None:
     top = stroke_number("12", np.random.default_rng(1))
     bottom = stroke_number("345", np.random.default_rng(2))
-    r = client.post(f"/v1/models/{VIT}/read", content=png_bytes(np.vstack([top, bottom])),
+    r = reader.post("/v1/models/vit-mnist/read", content=png_bytes(np.vstack([top, bottom])),
                     headers={"Content-Type": "image/png"})  # fmt: skip
     body = r.json()
     assert [d["line"] for d in body["digits"]] == [0, 0, 1, 1, 1]
-    assert [len(line) for line in body["text"].split("\n")] == [2, 3]
+    assert body["text"] == "12\n345"
 
 
 def test_read_empty_picture_is_422(client: TestClient) -> None:

@@ -1,0 +1,265 @@
+"""Reading a number with the model's help: every plausible split of a picture into digits goes to the
+model in one batch, and the reading it finds most convincing wins.
+
+    Page (model_store.segment) -> pieces per line: strokes, touching strokes cut at thin columns
+    -> candidates: runs of up to MAX_RUN neighbouring pieces, each fitted like a single digit
+    -> one batch through the model (the caller's) -> ``choose``: per line, the path of candidates
+       through the pieces with the highest total score
+
+A candidate's score is the log of its top probability (the model recognises a digit), a prior from
+its shape (about as wide and as tall as the digits of its line), a bonus when the rules of
+``model_store.segment`` cut the same digit, a penalty when the digit score calls it no digit, and a
+per-digit term that balances splitting against merging. Pure numpy: no model is called here.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from .decode import NoInk
+from .segment import DigitCrop, Page, Part, page_bytes, stroke_width
+
+MAX_RUN = 4  # pieces one digit may be made of (a 4 in two strokes, cut again where it touches)
+CUT_FROM = 0.5  # strokes wider than this (times the line's height) may be touching digits ...
+CUT_INK = (3.0, 2.2, 1.5)  # ... cut at columns crossing at most this many stroke widths of ink
+# (the next, stricter limit when the alternatives would not fit in one batch) ...
+CUT_EDGE = 0.12  # ... at least this far from the stroke's ends ...
+CUT_SPACING = 0.15  # ... and from each other (times the line's height)
+MAX_WIDTH = 1.3  # no digit is wider than this times its line's height
+MAX_HOLE = 0.3  # nor has an empty gap wider than this between its pieces
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """The terms of a candidate's score, in log-probability units (tuned on seed 1 of
+    ``training.numbers``; ``python -m training read-eval`` reports seed 0)."""
+
+    rules: float = 0.3  # the rules of model_store.segment made the same digit
+    wide_from: float = 0.6  # wider than this (times the line's height) ...
+    wide: float = 8.0  # ... costs this per unit over
+    short_from: float = 0.9  # shorter than this (times the line's height) ...
+    short: float = 16.0  # ... costs this per unit under
+    cut_from: float = 0.0  # a cut at either side through more than this many stroke widths of ink ...
+    cut: float = 1.0  # ... costs this per stroke width over (half on either side of the cut)
+    hole: float = 5.0  # per line height of empty columns between its pieces
+    not_a_digit: float = 4.0  # the digit score is under the model's threshold ...
+    unlike: float = 0.0  # ... and this per threshold's worth of score under it
+    per_digit: float = -0.5  # every digit read: balances merging pieces against splitting them
+    skip: float = -4.0  # a piece left out of the reading (a speck, a slip of the pen)
+
+    def prior(self, features: np.ndarray) -> np.ndarray:
+        """Shape and rules terms from the features ``_runs`` measures."""
+        rules, width, height, left, right, hole = features.T
+        too_wide = np.maximum(0.0, width - self.wide_from)
+        too_short = np.maximum(0.0, self.short_from - height)
+        cut = (np.maximum(0.0, left - self.cut_from) + np.maximum(0.0, right - self.cut_from)) / 2
+        shape = self.wide * too_wide + self.short * too_short + self.cut * cut + self.hole * hole
+        return self.rules * rules - shape
+
+    def likeness(self, digit_score: np.ndarray, threshold: float) -> np.ndarray:
+        """The digit score's terms: a penalty under the threshold, growing with the distance."""
+        under = np.maximum(0.0, threshold - digit_score) / max(abs(threshold), 1.0)
+        return -self.not_a_digit * (under > 0) - self.unlike * under
+
+
+WEIGHTS = Weights()
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """Every alternative digit of one picture, and where each sits among its line's pieces."""
+
+    crops: list[DigitCrop]  # the model's inputs: all of them go in one batch
+    spans: list[tuple[int, int, int]]  # (line, first piece, end piece exclusive) of each crop
+    features: np.ndarray  # (n, 6): by the rules?, width, inked height, cut ink left/right, widest hole
+    pieces: list[int]  # number of pieces per line
+
+
+def candidates_bytes(data: bytes, max_pixels: int, max_digits: int = 32, max_crops: int = 64) -> Candidates:
+    """Encoded image bytes -> its candidate digits. Raises the decoder's ImageErrors (NoInk and
+    TooManyDigits among them)."""
+    return candidates(page_bytes(data, max_pixels, max_digits), max_crops)
+
+
+def candidates(page: Page, max_crops: int = 64) -> Candidates:
+    """All alternatives when they fit in ``max_crops`` crops (fewer cuts tried when they do not),
+    else the rule-based digits alone."""
+    for limit in CUT_INK:
+        lines = [_pieces(page, line, limit) for line in page.lines]
+        runs = [_runs(line, rules) for line, rules in zip(lines, page.lines, strict=True)]
+        if sum(len(r) for r in runs) <= max_crops:
+            break
+    else:  # more alternatives than one batch holds however few the cuts: the rules alone
+        lines = [
+            _Line(
+                list(rules), np.zeros((len(rules), 2)), [_inked_rows(page, p) for p in rules], _height(rules)
+            )
+            for rules in page.lines
+        ]
+        runs = [
+            [(i, i + 1, np.array([1.0, 0.5, 1.0, 0, 0, 0])) for i in range(len(rules))]
+            for rules in page.lines
+        ]
+    crops, spans, features = [], [], []
+    for line_no, (line, line_runs) in enumerate(zip(lines, runs, strict=True)):
+        for start, end, feats in line_runs:
+            pixels = page.fit(line.pieces[start:end])
+            if pixels is not None:
+                crops.append(DigitCrop(page.box(line.pieces[start:end]), pixels, line_no))
+                spans.append((line_no, start, end))
+                features.append(feats)
+    if not crops:
+        raise NoInk("no ink found: the picture is empty")
+    return Candidates(crops, spans, np.asarray(features).reshape(-1, 6), [len(ln.pieces) for ln in lines])
+
+
+def choose(
+    cands: Candidates, outputs: np.ndarray | None, threshold: float | None = None, weights: Weights = WEIGHTS
+) -> list[int]:
+    """The crops to read, in reading order: per line, the path through its pieces with the highest
+    total score. ``outputs``: (n, C + 1) rows for the crops (probabilities, digit score), as the
+    ServingHead answers; None scores by shape and rules alone."""
+    score = weights.prior(cands.features) + weights.per_digit
+    if outputs is not None:
+        probs, digit_score = outputs[:, :-1], outputs[:, -1]
+        score = score + np.log(np.clip(probs.max(axis=1), 1e-6, None))
+        if threshold is not None:
+            score = score + weights.likeness(digit_score, threshold)
+    ending: dict[tuple[int, int], list[int]] = {}
+    for k, (line, _, end) in enumerate(cands.spans):
+        ending.setdefault((line, end), []).append(k)
+    chosen: list[int] = []
+    for line, n in enumerate(cands.pieces):
+        best = np.full(n + 1, -np.inf)
+        best[0] = 0.0
+        back: list[tuple[int, int | None]] = [(0, None)] * (n + 1)  # (previous end, crop or a skip)
+        for j in range(1, n + 1):
+            best[j], back[j] = best[j - 1] + weights.skip, (j - 1, None)
+            for k in ending.get((line, j), []):
+                start = cands.spans[k][1]
+                if best[start] + score[k] > best[j]:
+                    best[j], back[j] = best[start] + score[k], (start, k)
+        path, j = [], n
+        while j > 0:
+            j, k = back[j]
+            if k is not None:
+                path.append(k)
+        chosen += path[::-1]
+    return chosen
+
+
+# ----------------------------------------------------------------------------------------- pieces
+
+
+@dataclass(slots=True)
+class _Line:
+    pieces: list[Part]  # left to right (by centre)
+    cut_ink: np.ndarray  # (n, 2): stroke widths of ink cut through at each piece's left and right
+    rows: list[np.ndarray]  # each piece's rows with ink (a cut's sliver of a 3 spans two short bits)
+    height: float  # the line's digit height
+
+
+def _height(rules: list[Part]) -> float:
+    return float(np.median([p.height for p in rules]))
+
+
+def _inked_rows(page: Page, part: Part) -> np.ndarray:
+    """Picture rows in which a part has ink."""
+    mask = np.isin(page.labels[part.y0 : part.y1, part.x0 : part.x1], part.labels)
+    if part.cols is not None:
+        mask[:, : max(part.cols[0] - part.x0, 0)] = False
+        mask[:, max(part.cols[1] - part.x0, 0) :] = False
+    return part.y0 + np.flatnonzero(mask.any(axis=1))
+
+
+def _pieces(page: Page, rules: list[Part], cut_ink: float) -> _Line:
+    """The line's strokes left to right, the wide ones cut at every column where two digits may
+    touch (the rules' cuts among them), crossing at most ``cut_ink`` stroke widths."""
+    height = _height(rules)
+    in_line = {label for p in rules for label in p.labels}
+    rule_cuts = {c for p in rules if p.cols is not None for c in p.cols}
+    pieces: list[tuple[Part, float, float, np.ndarray]] = []
+    for comp in page.components:
+        if comp.labels[0] not in in_line:
+            continue
+        mask = page.labels[comp.y0 : comp.y1, comp.x0 : comp.x1] == comp.labels[0]
+        if comp.width <= CUT_FROM * height:
+            pieces.append((comp, 0.0, 0.0, comp.y0 + np.flatnonzero(mask.any(axis=1))))
+            continue
+        ink = mask.sum(axis=0) / stroke_width(mask)
+        cuts = _cuts(ink, height, cut_ink, {c - comp.x0 for c in rule_cuts})
+        for a, b in zip([0, *cuts], [*cuts, comp.width], strict=True):
+            rows = np.flatnonzero(mask[:, a:b].any(axis=1))
+            if rows.size:
+                x0, y0, y1 = comp.x0 + a, comp.y0 + int(rows[0]), comp.y0 + int(rows[-1]) + 1
+                part = Part(
+                    list(comp.labels), x0, y0, comp.x0 + b, y1, int(mask[:, a:b].sum()), (x0, comp.x0 + b)
+                )
+                left, right = float(ink[a]) if a else 0.0, float(ink[b]) if b < comp.width else 0.0
+                pieces.append((part, left, right, comp.y0 + rows))
+    pieces.sort(key=lambda t: (t[0].x0 + t[0].x1) / 2)
+    cut_ink = np.array([[a, b] for _, a, b, _ in pieces]).reshape(-1, 2)
+    return _Line([t[0] for t in pieces], cut_ink, [t[3] for t in pieces], height)
+
+
+def _cuts(ink: np.ndarray, height: float, limit: float, forced: set[int]) -> list[int]:
+    """Columns of one stroke where touching digits may meet (``ink``: per column, in stroke widths):
+    the rules' cuts, then the thinnest local minima, apart from each other and the stroke's ends."""
+    width = ink.size
+    edge, spacing = int(CUT_EDGE * height), max(1, int(CUT_SPACING * height))
+    r = max(1, int(0.05 * height))
+    padded = np.pad(ink, r, constant_values=np.inf)
+    local_min = np.lib.stride_tricks.sliding_window_view(padded, 2 * r + 1).min(axis=1) == ink
+    chosen = sorted(c for c in forced if 0 < c < width)
+    for c in np.argsort(ink, kind="stable"):
+        if ink[c] > limit:
+            break
+        if edge <= c <= width - edge and local_min[c] and all(abs(c - d) >= spacing for d in chosen):
+            chosen.append(int(c))
+    return sorted(chosen)
+
+
+def _runs(line: _Line, rules: list[Part]) -> list[tuple[int, int, np.ndarray]]:
+    """(start, end, features) of every run of neighbouring pieces that could be one digit."""
+    pieces, height = line.pieces, line.height
+    rule_digits = [_members(pieces, p) for p in rules]
+    out = []
+    for i in range(len(pieces)):
+        for j in range(i + 1, min(len(pieces), i + MAX_RUN) + 1):
+            run = pieces[i:j]
+            x0, x1 = min(p.x0 for p in run), max(p.x1 for p in run)
+            if x1 - x0 > MAX_WIDTH * height:
+                break
+            hole = _widest_hole(run) / height
+            if hole > MAX_HOLE:
+                continue
+            h = len(functools.reduce(np.union1d, line.rows[i:j]))
+            feats = np.array([
+                float(set(range(i, j)) in rule_digits),
+                (x1 - x0) / height,
+                h / height,
+                line.cut_ink[i, 0],
+                line.cut_ink[j - 1, 1],
+                hole,
+            ])  # fmt: skip
+            out.append((i, j, feats))
+    return out
+
+
+def _members(pieces: list[Part], digit: Part) -> set[int]:
+    """Indices of the pieces that make up one rule-based digit."""
+    lo, hi = digit.cols if digit.cols is not None else (digit.x0, digit.x1)
+    return {k for k, p in enumerate(pieces) if p.labels[0] in digit.labels and lo <= (p.x0 + p.x1) / 2 < hi}
+
+
+def _widest_hole(run: list[Part]) -> int:
+    """The widest stretch of columns between the pieces with no ink of any of them."""
+    hole, reach = 0, None
+    for p in sorted(run, key=lambda p: p.x0):
+        if reach is not None:
+            hole = max(hole, p.x0 - reach)
+        reach = p.x1 if reach is None else max(reach, p.x1)
+    return hole

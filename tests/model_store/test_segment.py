@@ -1,0 +1,144 @@
+"""Splitting a picture of a number into digits: the rules (model_store.segment) and the alternatives
+the model chooses among (model_store.reading)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from model_store.preprocess import NoInk
+from model_store.reading import candidates, choose
+from model_store.segment import TooManyDigits, read_page, segment
+from training.numbers import PAD_HEIGHT, STROKE_FRACTION, digit_strokes, draw_strokes
+
+PEN = 0.6 * STROKE_FRACTION * PAD_HEIGHT  # a finer pen than the pad's: broken strokes stay apart
+HEIGHT = 160.0  # a digit's height in pixels
+
+
+def write(digits: list[list[list[tuple[float, float]]]], lefts: list[float], top: float = 60.0,
+          size: tuple[int, int] = (840, 280)) -> np.ndarray:  # fmt: skip
+    """Digits' strokes (0.6 x 1 boxes) placed at ``lefts`` (in digit heights), as a gray picture 0..1."""
+    strokes = [
+        [((left + x) * HEIGHT, top + y * HEIGHT) for x, y in stroke]
+        for digit, left in zip(digits, lefts, strict=True)
+        for stroke in digit
+    ]
+    return draw_strokes(strokes, size, PEN) / 255.0
+
+
+def open_four() -> list[list[tuple[float, float]]]:
+    """A 4 in two strokes that do not touch: an L and a stem to its right."""
+    corner, stem = digit_strokes(4, 1, broken=True)
+    return [corner, [(x + 0.08, y) for x, y in stem]]
+
+
+def components(gray: np.ndarray) -> int:
+    return len(read_page(gray).components)
+
+
+@pytest.mark.parametrize("digit", ["5", "7", "7 crossed", "4"])
+def test_broken_strokes_of_one_digit_are_merged(digit: str) -> None:
+    strokes = open_four() if digit == "4" else digit_strokes(int(digit[0]), len(digit) > 1, broken=True)
+    gray = write([strokes], [2.0])
+    assert components(gray) >= 2  # the pen was lifted: the strokes do not touch
+    assert len(segment(gray)) == 1
+
+
+def test_separate_digits_are_not_merged_and_come_left_to_right() -> None:
+    gray = write([digit_strokes(d) for d in (7, 1, 4, 0)], [0.2, 1.2, 2.0, 3.2])
+    crops = segment(gray)
+    assert len(crops) == 4
+    assert [c.box[0] for c in crops] == sorted(c.box[0] for c in crops)
+    assert all(c.pixels.shape == (28, 28) and c.line == 0 for c in crops)
+
+
+def test_touching_pair_is_split() -> None:
+    gray = write([digit_strokes(0), digit_strokes(0)], [2.0, 2.58])  # the second 0 runs into the first
+    assert components(gray) == 1
+    crops = segment(gray)
+    assert len(crops) == 2
+    assert crops[0].box[2] <= crops[1].box[2] and crops[0].box[0] < crops[1].box[0]
+
+
+def test_lines_are_read_top_to_bottom() -> None:
+    top = write([digit_strokes(d) for d in (3, 8)], [1.0, 2.0], top=20.0, size=(840, 560))
+    bottom = write([digit_strokes(d) for d in (2, 6, 9)], [0.5, 1.5, 2.5], top=320.0, size=(840, 560))
+    crops = segment(np.minimum(top, bottom))
+    assert [c.line for c in crops] == [0, 0, 1, 1, 1]
+    assert [c.box[0] for c in crops[2:]] == sorted(c.box[0] for c in crops[2:])
+
+
+def test_too_many_marks_are_refused() -> None:
+    dots = np.zeros((200, 600))
+    for y in range(10, 190, 30):
+        for x in range(10, 590, 30):
+            dots[y : y + 10, x : x + 10] = 1.0  # 120 separate marks
+    with pytest.raises(TooManyDigits):
+        segment(dots, max_digits=8)
+    with pytest.raises(TooManyDigits):
+        segment(write([digit_strokes(d) for d in (1, 2, 3, 4)], [0.2, 1.2, 2.2, 3.2]), max_digits=3)
+
+
+def test_empty_picture_has_no_ink() -> None:
+    with pytest.raises(NoInk):
+        segment(np.ones((280, 840)))
+
+
+def rows_for(labels: list[int], confidence: list[float], score: float = 0.0) -> np.ndarray:
+    """ServingHead-like rows: the top probability on ``labels``, the rest spread, a digit score."""
+    out = np.zeros((len(labels), 11))
+    for row, (label, p) in zip(out, zip(labels, confidence, strict=True), strict=True):
+        row[:10] = (1.0 - p) / 9
+        row[label] = p
+        row[10] = score
+    return out
+
+
+def test_a_short_stroke_beside_a_digit_is_read_with_it() -> None:
+    # A 1 beside an open 4 drawn in two strokes: "1", "L", "|". Is "L|" one 4, or "L" and "|" two digits?
+    gray = write([digit_strokes(1), open_four()], [1.0, 2.0])
+    cands = candidates(read_page(gray))
+    spans = [s[1:] for s in cands.spans]
+    assert cands.pieces == [3] and {(0, 1), (1, 2), (2, 3), (1, 3)} <= set(spans)
+
+    def read(confident: dict[tuple[int, int], int]) -> list[tuple[int, int]]:
+        labels = [confident.get(s, 1) for s in spans]
+        rows = rows_for(labels, [0.9 if s in confident else 0.2 for s in spans])
+        return [spans[k] for k in choose(cands, rows, threshold=-10.0)]
+
+    assert read({(0, 1): 1, (1, 3): 4}) == [(0, 1), (1, 3)]  # the model sees a 4 in "L|"
+    # Even where the model is surer of "L" and "|" apart, the short "L" is an unlikely digit alone.
+    assert read({(0, 1): 1, (1, 2): 6, (2, 3): 1}) == [(0, 1), (1, 3)]
+
+
+def test_the_model_chooses_between_one_digit_and_two() -> None:
+    gray = write([digit_strokes(1), digit_strokes(1)], [2.0, 2.25])  # two strokes, close together
+    cands = candidates(read_page(gray))
+    spans = [s[1:] for s in cands.spans]
+    assert cands.pieces == [2] and set(spans) == {(0, 1), (1, 2), (0, 2)}
+    apart = rows_for([1] * 3, [0.9 if s != (0, 2) else 0.3 for s in spans])
+    together = rows_for(
+        [1 if s != (0, 2) else 4 for s in spans], [0.5 if s != (0, 2) else 0.9 for s in spans]
+    )
+    assert [spans[k] for k in choose(cands, apart)] == [(0, 1), (1, 2)]  # "11"
+    assert [spans[k] for k in choose(cands, together)] == [(0, 2)]  # a 4 with a short arm
+
+
+def test_a_crop_the_model_calls_no_digit_is_avoided() -> None:
+    gray = write([digit_strokes(0), digit_strokes(0)], [2.0, 2.58])
+    cands = candidates(read_page(gray))
+    halves = [k for k, made_by_rules in enumerate(cands.features[:, 0]) if made_by_rules]
+    assert len(halves) == 2 and len(cands.crops) > 2  # the rules' cut, and other places to cut
+    rows = rows_for([0] * len(cands.crops), [0.5] * len(cands.crops))
+    rows[halves, 0] = 0.95  # the model is sure of the rules' halves ...
+    assert choose(cands, rows, threshold=-10.0) == halves
+    rows[halves, 10] = -100.0  # ... until its digit score says they are no digits
+    assert choose(cands, rows, threshold=-10.0) != halves
+
+
+def test_alternatives_beyond_one_batch_fall_back_to_the_rules() -> None:
+    gray = write([digit_strokes(d, broken=True) for d in (5, 7, 4)], [0.5, 1.5, 2.5])
+    page = read_page(gray)
+    cands = candidates(page, max_crops=3)
+    assert len(cands.crops) == 3 and choose(cands, None) == [0, 1, 2]
+    assert len(candidates(page).crops) > 3
