@@ -269,7 +269,11 @@ def ink_above_paper(gray: np.ndarray) -> tuple[np.ndarray, float]:
     """Gray (any polarity, 0..1) -> (white-on-black ink with the paper subtracted, its grain's sigma),
     grainy paper averaged down first. Raises NoInk. The steps ``to_mnist`` takes (its 28x28 fast
     path aside), public so that ``model_store.segment`` finds digits on the ink they are fitted from."""
-    x = _white_on_black(gray.astype(np.float32, copy=False))
+    return _ink_above_paper(_white_on_black(gray.astype(np.float32, copy=False)))
+
+
+def _ink_above_paper(x: np.ndarray) -> tuple[np.ndarray, float]:
+    """ink_above_paper on an image already turned white-on-black."""
     x = np.clip(x - _paper(x), 0.0, None)
     if float(x.max()) < MIN_CONTRAST:
         raise NoInk("no ink found: the canvas is empty or has too little contrast")
@@ -289,13 +293,7 @@ def to_mnist(gray: np.ndarray) -> np.ndarray:
         fast = _is_mnist_like(x)
         if fast is not None:
             return np.clip(fast, 0.0, 1.0).astype(np.float32, copy=False)
-    x = np.clip(x - _paper(x), 0.0, None)
-    if float(x.max()) < MIN_CONTRAST:
-        raise NoInk("no ink found: the canvas is empty or has too little contrast")
-    sigma = _noise_sigma(x)
-    if sigma > 0.01 and min(x.shape) >= 32:  # grainy: average the grain down before measuring
-        x = _blur3(x)
-        sigma /= 3.0
+    x, sigma = _ink_above_paper(x)
     coarse, f = _coarse(x)
     peak = float(coarse.max())
     if peak < MIN_CONTRAST / 2:  # only isolated bright pixels: noise, not strokes

@@ -1,11 +1,15 @@
 """``python -m training calibrate``: temperature and "is it a digit" for stored checkpoints.
 
 For each model: fit the temperature on the validation split the card names (Guo et al. 2017); fit
-class means and a shared covariance of the features on training images (Lee et al. 2018); score
-every candidate digit score (Mahalanobis, energy, max-softmax) with a threshold that flags a fixed
-small share of validation digits; measure each on MNIST test digits, digits drawn like the page
-draws them, and generated outliers; keep the best; write calibration.json + ood.safetensors beside
-the weights and record the sha256, the measurements and this command in the card.
+class means and a shared covariance of the features on training images (Lee et al. 2018); fit the
+detector MLP (``model_store.digit_detector``) on layer summaries of training digits, drawn digits and
+corrupted training digits against generated outliers, all from *fitting* seeds (``--seed`` + 1, ...);
+give every candidate digit score (detector, Mahalanobis, energy, max-softmax) the threshold that flags
+a fixed small share of validation digits; measure each on MNIST test digits and on drawn digits,
+corrupted test digits and outliers generated with ``--seed`` (never fitted on); keep the best; write
+calibration.json + ood.safetensors beside the weights and record the sha256, the measurements and
+this command in the card. ``--leave-one-family-out`` also refits the detector without each outlier
+family in turn and measures it on that family: how it does on kinds of outlier it never saw.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import logging
 import shlex
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,17 +27,21 @@ import torch
 
 from model_store import ModelStore, load_checkpoint
 from model_store.calibration import (
+    METHODS,
     Calibration,
     energy_score,
     fit_mahalanobis,
     mahalanobis_score,
     save_calibration,
 )
+from model_store.digit_detector import DETECTOR_KEYS, detector_score
 from model_store.preprocess import ImageError, preprocess_bytes
 from model_store.serving import ServingHead
 
 from .calibration_metrics import auroc, expected_calibration_error, fit_temperature, flag_rate, threshold_at
+from .corruptions import CORRUPTIONS, corrupt
 from .data import DataBundle, load_data
+from .detector_fit import fit_detector
 from .drawn import drawn_digits
 from .outliers import FAMILIES, generate_outliers
 
@@ -48,12 +57,8 @@ def add_calibrate_args(p: argparse.ArgumentParser, settings) -> None:
     p.add_argument(
         "--data-root", type=Path, default=settings.data_root, help="holds MNIST/raw/ (env DATA_ROOT)"
     )
-    p.add_argument(
-        "--method",
-        default="auto",
-        choices=["auto", "mahalanobis", "energy", "max_softmax"],
-        help="digit score; auto: most outliers flagged within the digit targets (default)",
-    )
+    p.add_argument("--method", default="auto", choices=["auto", *METHODS],
+                   help="digit score; auto: most outliers flagged within the digit targets")  # fmt: skip
     p.add_argument(
         "--val-flag-rate",
         type=float,
@@ -68,7 +73,15 @@ def add_calibrate_args(p: argparse.ArgumentParser, settings) -> None:
     )
     p.add_argument("--outliers-per-family", type=int, default=150, help="default: 150")
     p.add_argument("--drawn-per-class", type=int, default=100, help="default: 100")
-    p.add_argument("--seed", type=int, default=0, help="outlier and drawn-digit seed; default: 0")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the outliers, drawn and corrupted digits measured on; the detector is "
+                        "fitted on seeds seed+1, seed+2, ...; default: 0")  # fmt: skip
+    p.add_argument("--fit-seeds", type=int, default=3, help="outlier seeds to fit on; default: 3")
+    p.add_argument("--corrupted-per-kind", type=int, default=60,
+                   help="digits per corruption, fitted on and measured on; default: 60")  # fmt: skip
+    p.add_argument("--detector-epochs", type=int, default=60, help="default: 60")
+    p.add_argument("--leave-one-family-out", action="store_true",
+                   help="also refit the detector without each family, measured on it")  # fmt: skip
     p.add_argument(
         "--plots-dir", type=Path, default=DOCS_DIR, help=f"reliability diagrams; default: {DOCS_DIR}"
     )
@@ -97,43 +110,92 @@ def uploads_to_tensor(pngs: list[bytes]) -> tuple[torch.Tensor, torch.Tensor]:
     return x[:, None].float(), torch.tensor(ok)
 
 
+@dataclass
+class Outputs:
+    """One forward pass over a set: what every digit score is computed from."""
+
+    features: torch.Tensor
+    logits: torch.Tensor
+    summaries: torch.Tensor
+
+    def __getitem__(self, mask: torch.Tensor) -> Outputs:
+        return Outputs(self.features[mask], self.logits[mask], self.summaries[mask])
+
+
 @torch.inference_mode()
-def features_and_logits(
+def model_outputs(
     head: ServingHead, images01: torch.Tensor, device: torch.device, batch: int = 1000
-) -> tuple[torch.Tensor, torch.Tensor]:
-    feats, logits = [], []
+) -> Outputs:
+    """0..1 images -> penultimate features, logits and layer summaries, on the CPU."""
+    parts: list[list[torch.Tensor]] = [[], [], []]
     for i in range(0, len(images01), batch):
-        x = images01[i : i + batch].to(device)
-        f, z, _ = head.features_and_logits(head.normalize(x))
-        feats.append(f.float().cpu())
-        logits.append(z.float().cpu())
-    return torch.cat(feats), torch.cat(logits)
+        f, z, s, _ = head.layers(head.normalize(images01[i : i + batch].to(device)))
+        for part, t in zip(parts, (f, z, s), strict=True):
+            part.append(t.float().cpu())
+    return Outputs(*(torch.cat(p) for p in parts))
 
 
 def _u8(images: torch.Tensor) -> torch.Tensor:
     return images.float() / 255
 
 
+def corrupted_digits(images: torch.Tensor, per_kind: int, seed: int) -> torch.Tensor:
+    """``per_kind`` digits under each shipped corruption, through the upload preprocessing."""
+    pick = np.random.default_rng(seed).permutation(len(images))[: per_kind * len(CORRUPTIONS)]
+    out = []
+    for k, name in enumerate(CORRUPTIONS):
+        rng = np.random.default_rng([seed, k])
+        for i in pick[k * per_kind : (k + 1) * per_kind]:
+            try:
+                out.append(preprocess_bytes(corrupt(name, images[i, 0].numpy(), rng), MAX_PIXELS))
+            except ImageError:  # refused as empty: a 422, never a digit score
+                pass
+    return torch.from_numpy(np.stack(out))[:, None].float() if out else torch.zeros(0, 1, 28, 28)
+
+
+def generated_uploads(args: argparse.Namespace, seeds: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Outliers of ``seeds`` that pass the preprocessing -> (images, family index)."""
+    xs, fams = [], []
+    for seed in seeds:
+        outliers = generate_outliers(args.outliers_per_family, seed)
+        x, ok = uploads_to_tensor([o.png for o in outliers])
+        xs.append(x)
+        fams.append(torch.tensor([FAMILIES.index(o.family) for o in outliers])[ok])
+    return torch.cat(xs), torch.cat(fams)
+
+
+def drawn_uploads(args: argparse.Namespace, seeds: list[int]) -> torch.Tensor:
+    xs = []
+    for seed in seeds:
+        pngs, _ = drawn_digits(args.drawn_per_class, seed)
+        xs.append(uploads_to_tensor(pngs)[0])
+    return torch.cat(xs)
+
+
 # ----------------------------------------------------------------------------------- measuring
 
 
-def _scores(method: str, feats: torch.Tensor, logits: torch.Tensor, temperature: float, maha) -> torch.Tensor:
+def _scores(method: str, out: Outputs, temperature: float, maha, detector) -> torch.Tensor:
+    if method == "detector":
+        return detector_score(out.summaries, *(detector[k] for k in DETECTOR_KEYS))
     if method == "mahalanobis":
-        return mahalanobis_score(feats, *maha)
+        return mahalanobis_score(out.features, *maha)
     if method == "energy":
-        return energy_score(logits)
-    return torch.softmax(logits / temperature, -1).max(-1).values
+        return energy_score(out.logits)
+    return torch.softmax(out.logits / temperature, -1).max(-1).values
 
 
-def measure_method(method: str, sets: dict, temperature: float, maha, val_flag_rate: float) -> dict:
+def measure_method(method: str, sets: dict, temperature: float, maha, detector, val_flag_rate: float) -> dict:
     """Threshold on validation digits, then flag rates on every set and outlier recall per family."""
-    s = {k: _scores(method, *sets[k], temperature, maha) for k in ("val", "test", "outliers", "drawn")}
+    s = {k: _scores(method, sets[k], temperature, maha, detector)
+         for k in ("val", "test", "outliers", "drawn", "corrupted")}  # fmt: skip
     thr = threshold_at(s["val"], val_flag_rate)
     families = sets["families"]
     return {
         "threshold": thr,
         "flag_rate_test": flag_rate(s["test"], thr),
         "flag_rate_drawn": flag_rate(s["drawn"], thr),
+        "flag_rate_corrupted": flag_rate(s["corrupted"], thr),
         # of the outliers that reach the model (the preprocessing refuses some before it)
         "outlier_recall": flag_rate(s["outliers"], thr),
         "outlier_recall_per_family": {
@@ -141,6 +203,20 @@ def measure_method(method: str, sets: dict, temperature: float, maha, val_flag_r
         },
         "auroc_test_vs_outliers": auroc(s["test"], s["outliers"]),
     }
+
+
+def leave_one_family_out(
+    fit_digits: torch.Tensor, fit_out: Outputs, fit_families: torch.Tensor, sets: dict, args, val_flag_rate
+) -> dict[str, float]:
+    """Per family: recall on it (measuring seed) of a detector fitted without any of it."""
+    recall = {}
+    for i, family in enumerate(FAMILIES):
+        det = fit_detector(fit_digits, fit_out.summaries[fit_families != i], epochs=args.detector_epochs)
+        thr = threshold_at(_scores("detector", sets["val"], 1.0, None, det), val_flag_rate)
+        held_out = sets["outliers"][sets["families"] == i]
+        recall[family] = flag_rate(_scores("detector", held_out, 1.0, None, det), thr)
+        log.info("leave %s out: %.1f%% of it flagged", family, 100 * recall[family])
+    return recall
 
 
 def pick_method(results: dict[str, dict], requested: str) -> str:
@@ -166,28 +242,41 @@ def calibrate_checkpoint(
         )
     gen = torch.Generator().manual_seed(args.seed)
     fit_idx = torch.randperm(len(data.train), generator=gen)[: args.fit_images]
-    train_f, _ = features_and_logits(head, _u8(data.train.images[fit_idx]), device)
-    maha = fit_mahalanobis(train_f, data.train.labels[fit_idx], len(card.labels))
-    val = features_and_logits(head, _u8(data.val.images), device)
-    test = features_and_logits(head, _u8(data.test.images), device)
+    train = model_outputs(head, _u8(data.train.images[fit_idx]), device)
+    maha = fit_mahalanobis(train.features, data.train.labels[fit_idx], len(card.labels))
+    val = model_outputs(head, _u8(data.val.images), device)
+    test = model_outputs(head, _u8(data.test.images), device)
+
+    # Fit on seeds seed+1.., measure on seed; corrupted digits: training images to fit, test ones to measure.
+    fit_seeds = [args.seed + 1 + k for k in range(args.fit_seeds)]
+    fit_out_x, fit_families = generated_uploads(args, fit_seeds)
+    fit_out = model_outputs(head, fit_out_x, device)
+    fit_digits = torch.cat([
+        train.summaries,
+        model_outputs(head, drawn_uploads(args, fit_seeds[:2]), device).summaries,
+        model_outputs(head, corrupted_digits(data.train.images, args.corrupted_per_kind, args.seed + 1),
+                      device).summaries,
+    ])  # fmt: skip
+    detector = fit_detector(fit_digits, fit_out.summaries, epochs=args.detector_epochs, seed=args.seed)
 
     outliers = generate_outliers(args.outliers_per_family, args.seed)
     out_x, out_ok = uploads_to_tensor([o.png for o in outliers])
     drawn_png, drawn_labels = drawn_digits(args.drawn_per_class, args.seed)
     drawn_x, drawn_ok = uploads_to_tensor(drawn_png)
     families = torch.tensor([FAMILIES.index(o.family) for o in outliers])[out_ok]
-    sets = {"val": val, "test": test, "outliers": features_and_logits(head, out_x, device),
-            "drawn": features_and_logits(head, drawn_x, device), "families": families}  # fmt: skip
+    sets = {"val": val, "test": test, "outliers": model_outputs(head, out_x, device),
+            "drawn": model_outputs(head, drawn_x, device), "families": families,
+            "corrupted": model_outputs(head, corrupted_digits(data.test.images, args.corrupted_per_kind,
+                                                              args.seed), device)}  # fmt: skip
 
-    temperature = fit_temperature(val[1], data.val.labels)
+    temperature = fit_temperature(val.logits, data.val.labels)
     test_labels = data.test.labels
-    probs_before = torch.softmax(test[1], -1)
-    probs_after = torch.softmax(test[1] / temperature, -1)
-    results = {m: measure_method(m, sets, temperature, maha, args.val_flag_rate)
-               for m in ("mahalanobis", "energy", "max_softmax")}  # fmt: skip
+    probs_before = torch.softmax(test.logits, -1)
+    probs_after = torch.softmax(test.logits / temperature, -1)
+    results = {m: measure_method(m, sets, temperature, maha, detector, args.val_flag_rate) for m in METHODS}
     method = pick_method(results, args.method)
     chosen = results[method]
-    drawn_probs = torch.softmax(sets["drawn"][1] / temperature, -1)
+    drawn_probs = torch.softmax(sets["drawn"].logits / temperature, -1)
     refused = {fam: float((~out_ok[[i for i, o in enumerate(outliers) if o.family == fam]]).double().mean())
                for fam in FAMILIES}  # fmt: skip
     metrics = {
@@ -203,19 +292,29 @@ def calibrate_checkpoint(
         "drawn_median_confidence": float(drawn_probs.max(-1).values.median()),
         "method": method,
         "val_flag_rate_target": args.val_flag_rate,
+        "measuring_seed": args.seed,
+        "fitting_seeds": fit_seeds,
         "outliers": len(outliers),
+        "outliers_fitted_on": len(fit_out_x),
+        "digits_fitted_on": len(fit_digits),
+        "corrupted_digits": len(sets["corrupted"].logits),
         "outliers_refused_by_preprocessing": refused,
         "drawn_digits": len(drawn_png),
         "methods": results,
         "fit_images": len(fit_idx),
         "seconds": 0.0,
     }
+    if args.leave_one_family_out:
+        metrics["detector_leave_one_family_out"] = leave_one_family_out(
+            fit_digits, fit_out, fit_families, sets, args, args.val_flag_rate
+        )
     calib = Calibration(
         temperature=temperature,
         method=method,
         threshold=chosen["threshold"],
         whitened_means=maha[0] if method == "mahalanobis" else None,
         whitening=maha[1] if method == "mahalanobis" else None,
+        detector=detector if method == "detector" else None,
         metrics=metrics,
     )
     metrics["seconds"] = round(time.perf_counter() - t0, 1)
@@ -287,7 +386,20 @@ def calibrate_after_training(
         str(plots_dir),
     ]
     if smoke:
-        argv += ["--outliers-per-family", "4", "--drawn-per-class", "2", "--fit-images", "2000"]
+        argv += [
+            "--outliers-per-family",
+            "4",
+            "--drawn-per-class",
+            "2",
+            "--fit-images",
+            "2000",
+            "--fit-seeds",
+            "1",
+            "--corrupted-per-kind",
+            "1",
+            "--detector-epochs",
+            "2",
+        ]
     parser = argparse.ArgumentParser()
     add_calibrate_args(parser, settings)
     cal_args = parser.parse_args(argv[1:])

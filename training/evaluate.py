@@ -11,6 +11,7 @@ from pathlib import Path
 import torch
 
 from model_store import ModelStore
+from model_store.serving import ServingHead
 
 from .data import load_data
 from .engine import evaluate
@@ -33,6 +34,19 @@ def add_store_args(p: argparse.ArgumentParser, settings) -> None:
     )
     p.add_argument("--device", default="auto", help="auto, cpu or cuda; default: auto")
     p.add_argument("--limit-test", type=int, help="evaluate on only this many test images")
+
+
+def serving_heads(args: argparse.Namespace) -> dict[str, ServingHead]:
+    """The store's models (or `--models`) on the CPU behind their serving head, calibrated as served."""
+    store = ModelStore(args.store_dir)
+    models = args.models or [c.name for c in store.list()]
+    if not models:
+        raise SystemExit(f"no models in {args.store_dir}")
+    heads = {}
+    for name in models:
+        model, card = store.load(name, "cpu")
+        heads[name] = ServingHead(model.eval(), card, store.path(name)).eval()
+    return heads
 
 
 def _device(name: str) -> torch.device:

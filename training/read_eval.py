@@ -19,13 +19,12 @@ import numpy as np
 import torch
 from PIL import Image
 
-from model_store import ModelStore
 from model_store.preprocess import ImageError
 from model_store.reading import Candidates, candidates_bytes, choose
 from model_store.serving import ServingHead
 
 from .data import load_split
-from .evaluate import add_store_args
+from .evaluate import add_store_args, serving_heads
 from .numbers import FAMILIES, make_family
 
 log = logging.getLogger("training")
@@ -85,14 +84,8 @@ def read(head: ServingHead, pictures: list[Candidates | None], batch: int = 512)
 
 
 def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
-    store = ModelStore(args.store_dir)
-    models = args.models or [c.name for c in store.list()]
-    if not models:
-        raise SystemExit(f"no models in {args.store_dir}")
-    heads = {}
-    for m in models:
-        model, card = store.load(m, "cpu")
-        heads[m] = ServingHead(model.eval(), card, store.path(m)).eval()
+    heads = serving_heads(args)
+    models = list(heads)
     mnist = None
     if "mnist" in args.families:
         test = load_split("mnist", args.data_root, train=False, download=False)

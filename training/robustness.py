@@ -18,13 +18,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from model_store import ModelStore
 from model_store.preprocess import NoInk, preprocess_bytes
 from model_store.serving import ServingHead
 
 from .corruptions import CORRUPTIONS, FAMILIES, FAMILY_OF, corrupt
 from .data import load_split
-from .evaluate import add_store_args
+from .evaluate import add_store_args, serving_heads
 
 log = logging.getLogger("training")
 
@@ -121,14 +120,8 @@ def plot(acc: dict[str, dict[str, float]], models: list[str], path: Path) -> Pat
 
 
 def run_robustness(args: argparse.Namespace) -> dict:
-    store = ModelStore(args.store_dir)
-    models = args.models or [c.name for c in store.list()]
-    if not models:
-        raise SystemExit(f"no models in {args.store_dir}")
-    heads = {}
-    for m in models:
-        model, card = store.load(m, "cpu")
-        heads[m] = ServingHead(model.eval(), card).eval()
+    heads = serving_heads(args)
+    models = list(heads)
     test = load_split("mnist", args.data_root, train=False, download=False)
     pick = np.random.default_rng(args.seed).permutation(len(test))[: args.limit]
     digits, labels = test.images[pick, 0].numpy(), test.labels[pick].numpy()
