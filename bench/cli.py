@@ -10,6 +10,8 @@ import time
 import traceback
 from pathlib import Path
 
+from app.cpus import available_cpus, nvidia_gpu_present
+from app.settings import Settings
 from testkit.server import REPO_ROOT, ServiceProcess
 
 from . import report
@@ -44,10 +46,11 @@ def get_args_parser() -> argparse.ArgumentParser:
     p.add_argument("--queue-size", type=int, default=4096, help="MAX_QUEUE_SIZE for load runs (4096)")
     p.add_argument("--skip", default="", help="comma list of sections to skip: raw,served,coldstart")
     p.add_argument(
-        "--workers", type=int, default=None,
-        help="serve with `python -m app` and WORKERS=N (default: one uvicorn process serving --app)",
+        "--workers", type=int, default=0,
+        help="WORKERS for `python -m app` (default 0: as shipped, WORKERS=auto); -1: one uvicorn process "
+        "serving --app with its engine on a thread",
     )  # fmt: skip
-    p.add_argument("--app", default="app.main:app", help="ASGI app to serve (default: app.main:app)")
+    p.add_argument("--app", default="app.main:app", help="ASGI app for --workers -1 (default: app.main:app)")
     p.add_argument(
         "--server-env",
         action="append",
@@ -87,15 +90,25 @@ def served_phases(models: list[str], conc: list[int], quick: bool) -> tuple[list
 def service(args: argparse.Namespace, env: dict[str, str], log: Path | None = None) -> ServiceProcess:
     """The service as the flags ask for it (not started)."""
     return ServiceProcess(
-        env, workers=args.workers, log_path=log, app=args.app,
+        env, workers=workers(args), log_path=log, app=args.app,
         uvicorn_args=("--log-level", "warning"), access_log=args.access_log,
     )  # fmt: skip
 
 
+def workers(args: argparse.Namespace) -> int | None:
+    """--workers as ServiceProcess takes it: a count, or None for one uvicorn process."""
+    if args.workers < 0:
+        return None
+    if args.workers == 0:  # what `python -m app` would pick here
+        return Settings(device=args.device).worker_count(available_cpus(), nvidia_gpu_present())
+    return args.workers
+
+
 def server_note(args: argparse.Namespace) -> str:
     access = "access log " + ("on" if args.access_log else "off")
-    if args.workers is not None:
-        return f"python -m app, WORKERS={args.workers} (supervisor, engine, front-end workers), {access}"
+    if (n := workers(args)) is not None:
+        how = "auto" if args.workers == 0 else "set"
+        return f"python -m app, WORKERS={n} ({how}; supervisor, engine, front-end workers), {access}"
     return f"uvicorn {args.app} --workers 1 (uvloop/httptools when installed), {access}"
 
 
