@@ -4,10 +4,14 @@ Two files in the checkpoint directory, each verified by the sha256 that the card
 ``card.calibration["files"]`` (as the weights are by ``weights_sha256``):
 
     calibration.json   temperature, digit-score method and threshold, and the measurements behind them
-    ood.safetensors    tensors of the digit score: whitened class means and the whitening matrix
+    ood.safetensors    tensors of the digit score: the detector MLP's weights, or whitened class means
+                       and the whitening matrix
 
 Digit scores (higher = more digit-like), all pure tensor functions of one forward pass:
 
+    detector      the logit of a two-layer MLP on summaries of every layer (``digit_detector.py``),
+                  fitted on training digits against generated outliers (Hendrycks et al. 2019's outlier
+                  exposure, applied to a head on frozen features)
     mahalanobis   minus the Mahalanobis distance of the features to the nearest class mean, under one
                   covariance shared by the classes (Lee et al. 2018), fitted on training features
     energy        T * logsumexp(logits / T) (Liu et al. 2020), T = 1
@@ -26,10 +30,11 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from .checkpoint import CheckpointError, ModelCard, read_card, sha256_file
+from .digit_detector import DETECTOR_KEYS
 
 CALIBRATION_FILE = "calibration.json"
 OOD_FILE = "ood.safetensors"
-METHODS = ("mahalanobis", "energy", "max_softmax")
+METHODS = ("detector", "mahalanobis", "energy", "max_softmax")
 
 
 @dataclass
@@ -41,6 +46,8 @@ class Calibration:
     # kept whitened so that serving is two matmuls: d_c = |W f - W mu_c|^2.
     whitened_means: torch.Tensor | None = None  # (C, D)
     whitening: torch.Tensor | None = None  # (D, D)
+    # detector only: the MLP, standardisation folded in (keys: digit_detector.DETECTOR_KEYS)
+    detector: dict[str, torch.Tensor] | None = None
     metrics: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -50,6 +57,8 @@ class Calibration:
             raise ValueError(f"temperature must be > 0, got {self.temperature}")
         if self.method == "mahalanobis" and (self.whitened_means is None or self.whitening is None):
             raise ValueError("the mahalanobis score needs whitened_means and whitening")
+        if self.method == "detector" and (self.detector is None or set(self.detector) != set(DETECTOR_KEYS)):
+            raise ValueError(f"the detector score needs the tensors {DETECTOR_KEYS}")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -94,18 +103,6 @@ def energy_score(logits: torch.Tensor) -> torch.Tensor:
     return torch.logsumexp(logits.float(), dim=-1)
 
 
-def digit_score(
-    calib: Calibration, features: torch.Tensor, logits: torch.Tensor, probs: torch.Tensor
-) -> torch.Tensor:
-    """(B,) digit score by ``calib.method``; the method is fixed per checkpoint, not per input."""
-    if calib.method == "mahalanobis":
-        assert calib.whitened_means is not None and calib.whitening is not None
-        return mahalanobis_score(features, calib.whitened_means, calib.whitening)
-    if calib.method == "energy":
-        return energy_score(logits)
-    return probs.max(dim=-1).values
-
-
 # ---------------------------------------------------------------------------------------- files
 
 
@@ -119,12 +116,10 @@ def save_calibration(
     """
     directory = Path(directory)
     card = card or read_card(directory)
-    tensors = {}
+    tensors = {k: v.contiguous() for k, v in (calib.detector or {}).items()}
     if calib.whitened_means is not None and calib.whitening is not None:
-        tensors = {
-            "whitened_means": calib.whitened_means.contiguous(),
-            "whitening": calib.whitening.contiguous(),
-        }
+        tensors["whitened_means"] = calib.whitened_means.contiguous()
+        tensors["whitening"] = calib.whitening.contiguous()
     files = {CALIBRATION_FILE: None, OOD_FILE: None} if tensors else {CALIBRATION_FILE: None}
     for name in files:
         tmp = directory / f".{name}.tmp"
@@ -183,6 +178,7 @@ def load_calibration(directory: str | os.PathLike, card: ModelCard) -> Calibrati
             threshold=None if data.get("threshold") is None else float(data["threshold"]),
             whitened_means=tensors.get("whitened_means"),
             whitening=tensors.get("whitening"),
+            detector={k: tensors[k] for k in DETECTOR_KEYS if k in tensors} or None,
             metrics=data.get("metrics", {}),
         )
     except (KeyError, TypeError, ValueError, json.JSONDecodeError) as exc:
@@ -194,7 +190,6 @@ __all__ = [
     "METHODS",
     "OOD_FILE",
     "Calibration",
-    "digit_score",
     "energy_score",
     "fit_mahalanobis",
     "load_calibration",

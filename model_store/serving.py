@@ -20,13 +20,15 @@ import torch
 from torch import nn
 
 from .calibration import Calibration, energy_score, load_calibration, mahalanobis_score
-from .checkpoint import ModelCard
-from .vit import ViT
+from .checkpoint import CheckpointError, ModelCard
+from .digit_detector import DETECTOR_KEYS, detector_score, layer_summaries
 
 log = logging.getLogger(__name__)
 
 # What each digit score is, for people reading an answer (API docs, the page).
 SCORE_DESCRIPTIONS = {
+    "detector": "the logit of a small network on the model's layer activations, fitted on training "
+    "digits against generated non-digits (letters, symbols, shapes, scribbles, noise, several digits)",
     "mahalanobis": "minus the Mahalanobis distance of the model's features to the nearest digit class "
     "(standard deviations; Lee et al. 2018)",
     "energy": "logsumexp of the logits (Liu et al. 2020)",
@@ -60,27 +62,45 @@ class ServingHead(nn.Module):
                              else torch.zeros(0), persistent=False)  # fmt: skip
         self.register_buffer("whitening", calib.whitening if calib.whitening is not None else torch.zeros(0),
                              persistent=False)  # fmt: skip
+        for key in DETECTOR_KEYS:  # "detector.w1" -> buffer detector_w1
+            tensor = calib.detector[key] if calib.detector is not None else torch.zeros(0)
+            self.register_buffer(key.replace(".", "_"), tensor.float().clone(), persistent=False)
         # Score at or above which a picture counts as a digit; None: this checkpoint has no statistics.
         self.digit_threshold: float | None = calib.threshold
-        self._is_vit = isinstance(model, ViT)
+        if self.method == "detector":
+            self._check_detector_width(card.name)
+
+    def _check_detector_width(self, name: str) -> None:
+        width = self.detector_w1.shape[1]
+        p = next(self.model.parameters())
+        with torch.no_grad():
+            summary = layer_summaries(self.model, torch.zeros(1, *self._input_shape(), device=p.device))[2]
+        if summary.shape[1] != width:
+            raise CheckpointError(
+                f"{name}: the digit detector expects {width} layer summaries, the model "
+                f"gives {summary.shape[1]}; rerun `python -m training calibrate {name}`"
+            )
+
+    def _input_shape(self) -> tuple[int, int, int]:
+        cfg = self.model.cfg
+        return (cfg.in_channels, cfg.image_size, cfg.image_size)
 
     def normalize(self, x: torch.Tensor) -> torch.Tensor:
         return (x - self.mean) / self.std
 
-    def features_and_logits(
+    def layers(
         self, x: torch.Tensor, return_attention: bool = False
-    ) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
-        """Normalised pixels -> features (B, D) the digit score is measured on, logits, attention."""
-        if self._is_vit:
-            tokens, attentions = self.model.forward_features(x, return_attention)
-            return tokens[:, 0], self.model.forward_head(tokens), attentions
-        features = self.model.forward_features(x)
-        return features, self.model.forward_head(features), []
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+        """Normalised pixels -> penultimate features (B, D), logits, layer summaries (B, S), attention."""
+        return layer_summaries(self.model, x, return_attention)
 
-    def head(self, features: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
-        """Features and logits -> (B, C + 1): calibrated probabilities and the digit score."""
+    def head(self, features: torch.Tensor, logits: torch.Tensor, summary: torch.Tensor) -> torch.Tensor:
+        """Features, logits, layer summaries -> (B, C + 1): calibrated probabilities and the digit score."""
         probs = torch.softmax(logits.float() / self.temperature, dim=-1)
-        if self.method == "mahalanobis":
+        if self.method == "detector":
+            score = detector_score(summary, self.detector_w1, self.detector_b1, self.detector_w2,
+                                   self.detector_b2)  # fmt: skip
+        elif self.method == "mahalanobis":
             score = mahalanobis_score(features, self.whitened_means, self.whitening)
         elif self.method == "energy":
             score = energy_score(logits)
@@ -89,13 +109,13 @@ class ServingHead(nn.Module):
         return torch.cat([probs, score[:, None]], dim=-1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        features, logits, _ = self.features_and_logits(self.normalize(x))
-        return self.head(features, logits)
+        features, logits, summary, _ = self.layers(self.normalize(x))
+        return self.head(features, logits, summary)
 
     def forward_with_attention(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """ViTs only: (B, C + 1) as ``forward`` and the attention weights (B, L, H, T, T)."""
-        features, logits, attentions = self.features_and_logits(self.normalize(x), return_attention=True)
-        return self.head(features, logits), torch.stack(attentions, dim=1)
+        features, logits, summary, attentions = self.layers(self.normalize(x), return_attention=True)
+        return self.head(features, logits, summary), torch.stack(attentions, dim=1)
 
 
 def resolve_device(setting: str = "auto") -> torch.device:

@@ -1,4 +1,5 @@
-"""Calibration data beside a checkpoint: round trip, sha256 verification, old checkpoints, ServingHead."""
+"""Calibration data beside a checkpoint: round trip, sha256 verification, old checkpoints, ServingHead,
+and the digit detector's serving side (layer summaries, traced = eager, width check)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from model_store.calibration import (
     mahalanobis_score,
     save_calibration,
 )
+from model_store.digit_detector import DETECTOR_KEYS, detector_score, fold_standardisation
 from model_store.serving import ServingHead
 
 PRESETS = [("vit-mnist-tiny", {"depth": 1}), ("cnn-baseline", {"width": 4, "hidden": 8})]
@@ -50,7 +52,7 @@ def save_model(directory: Path, preset: str, **overrides) -> tuple[nn.Module, Mo
 def features(model: nn.Module, head: ServingHead, n: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
     x = torch.rand(n, 1, 28, 28, generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
-        f, _, _ = head.features_and_logits(head.normalize(x))
+        f, _, _, _ = head.layers(head.normalize(x))
     return x, f
 
 
@@ -146,3 +148,85 @@ def test_old_checkpoint_is_served_uncalibrated_with_a_warning(tmp_path: Path, ca
     with torch.no_grad():
         out = head(x)
     torch.testing.assert_close(out[:, 10], out[:, :10].max(-1).values)
+
+
+def random_detector(width: int, hidden: int = 5) -> dict[str, torch.Tensor]:
+    gen = torch.Generator().manual_seed(2)
+    shapes = {"detector.w1": (hidden, width), "detector.b1": (hidden,), "detector.w2": (1, hidden),
+              "detector.b2": (1,)}  # fmt: skip
+    return {k: torch.randn(*shape, generator=gen) for k, shape in shapes.items()}
+
+
+def summaries_of(head: ServingHead, x: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        return head.layers(head.normalize(x))[2]
+
+
+@pytest.mark.parametrize(("preset", "overrides"), PRESETS)
+def test_detector_round_trip_traced_equals_eager(tmp_path: Path, preset: str, overrides: dict) -> None:
+    directory = tmp_path / "m"
+    model, card = save_model(directory, preset, **overrides)
+    x = torch.rand(16, 1, 28, 28, generator=torch.Generator().manual_seed(3))
+    summary = summaries_of(ServingHead(model.eval(), card), x)
+    detector = random_detector(summary.shape[1])
+    save_calibration(directory, Calibration(temperature=0.5, method="detector", threshold=0.25,
+                                            detector=detector), "cmd")  # fmt: skip
+    model, card = load_checkpoint(directory)
+    loaded = load_calibration(directory, card)
+    assert loaded is not None and loaded.method == "detector" and loaded.whitening is None
+    assert all(torch.equal(loaded.detector[k], detector[k]) for k in DETECTOR_KEYS)
+
+    head = ServingHead(model, card, directory).eval()
+    assert head.digit_threshold == 0.25 and "generated non-digits" in head.method_description
+    with torch.no_grad():
+        out = head(x)
+        logits = model(head.normalize(x))
+    torch.testing.assert_close(out[:, :10], torch.softmax(logits / 0.5, -1))  # the classifier is untouched
+    torch.testing.assert_close(out[:, 10], detector_score(summary, *(detector[k] for k in DETECTOR_KEYS)))
+    assert out[:, 10].std() > 0  # the score depends on the picture
+    torch.testing.assert_close(torch.jit.trace(head, x[:2])(x), out)
+
+
+def test_vit_layer_summaries_end_with_the_models_own_features() -> None:
+    torch.manual_seed(0)
+    model = create_model("vit-mnist-tiny", depth=2).eval()
+    x = torch.randn(4, 1, 28, 28)
+    with torch.no_grad():
+        features, logits, summary, _ = ServingHead(model, _card(model)).layers(x)
+        tokens, _ = model.forward_features(x)
+    torch.testing.assert_close(features, tokens[:, 0])
+    torch.testing.assert_close(logits, model(x))
+    dim = model.cfg.dim  # final CLS, (CLS, mean patch) per block, final mean patch
+    assert summary.shape == (4, dim * (2 + 2 * model.cfg.depth))
+    torch.testing.assert_close(summary[:, -dim:], tokens[:, 1:].mean(1))
+
+
+def _card(model: nn.Module) -> ModelCard:
+    return ModelCard(name="m", preset="p", architecture=model.cfg.to_dict(), num_params=0,
+                     labels=[str(d) for d in range(10)], dataset={}, preprocessing=Preprocessing(),
+                     metrics={}, training={})  # fmt: skip
+
+
+def test_detector_of_the_wrong_width_is_refused(tmp_path: Path) -> None:
+    directory = tmp_path / "m"
+    model, card = save_model(directory, *PRESETS[1][:1], **PRESETS[1][1])
+    width = summaries_of(ServingHead(model.eval(), card), torch.rand(1, 1, 28, 28)).shape[1]
+    save_calibration(directory, Calibration(method="detector", threshold=0.0,
+                                            detector=random_detector(width + 1)), "cmd")  # fmt: skip
+    model, card = load_checkpoint(directory)
+    with pytest.raises(CheckpointError, match="layer summaries"):
+        ServingHead(model, card, directory)
+
+
+def test_a_detector_without_its_tensors_is_invalid() -> None:
+    with pytest.raises(ValueError, match="detector"):
+        Calibration(method="detector", threshold=0.0, detector=None)
+
+
+def test_folded_standardisation_gives_the_same_layer() -> None:
+    gen = torch.Generator().manual_seed(0)
+    w, b = torch.randn(3, 6, generator=gen), torch.randn(3, generator=gen)
+    mean, std = torch.randn(6, generator=gen), torch.rand(6, generator=gen) + 0.5
+    x = torch.randn(10, 6, generator=gen)
+    wf, bf = fold_standardisation(w, b, mean, std)
+    torch.testing.assert_close(x @ wf.T + bf, ((x - mean) / std) @ w.T + b)

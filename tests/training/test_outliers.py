@@ -1,10 +1,18 @@
-"""The outlier set and the drawn digits are generated in code: seeded and deterministic."""
+"""The outlier set and the drawn digits are generated in code: seeded and deterministic; a detector
+fitted on one seed of them flags another."""
 
 from __future__ import annotations
 
 import numpy as np
+import torch
 
+from model_store import ModelCard, Preprocessing, create_model
+from model_store.digit_detector import DETECTOR_KEYS, detector_score
 from model_store.preprocess import preprocess_bytes
+from model_store.serving import ServingHead
+from training.calibrate import uploads_to_tensor
+from training.calibration_metrics import flag_rate, threshold_at
+from training.detector_fit import fit_detector
 from training.drawn import drawn_digits
 from training.outliers import FAMILIES, generate_outliers
 
@@ -22,3 +30,27 @@ def test_drawn_digits_are_seeded_and_go_through_the_upload_preprocessing() -> No
     assert labels.tolist() == list(range(10))
     x = preprocess_bytes(pngs[7], 1 << 22)
     assert x.shape == (28, 28) and x.dtype == np.float32 and 0.0 <= x.min() and x.max() <= 1.0
+
+
+def test_a_detector_fitted_on_one_seed_flags_outliers_of_another(mnist_test) -> None:
+    """On a small untrained CNN's layer summaries, fitted on outlier seed 1, measured on seed 2."""
+    torch.manual_seed(0)
+    model = create_model("cnn-baseline", width=4, hidden=8).eval()
+    card = ModelCard(name="m", preset="cnn-baseline", architecture=model.cfg.to_dict(), num_params=0,
+                     labels=[str(d) for d in range(10)], dataset={}, preprocessing=Preprocessing(),
+                     metrics={}, training={})  # fmt: skip
+    head = ServingHead(model, card)
+    images = mnist_test[0].float() / 255
+
+    def summaries(x: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return head.layers(head.normalize(x))[2]
+
+    def outliers(seed: int) -> torch.Tensor:
+        return uploads_to_tensor([o.png for o in generate_outliers(12, seed)])[0]
+
+    detector = fit_detector(summaries(images[:1500]), summaries(outliers(1)), hidden=16, epochs=40)
+    score = lambda x: detector_score(summaries(x), *(detector[k] for k in DETECTOR_KEYS))  # noqa: E731
+    threshold = threshold_at(score(images[1500:2500]), 0.02)  # held-out digits set the threshold
+    assert flag_rate(score(images[2500:3500]), threshold) < 0.05
+    assert flag_rate(score(outliers(2)), threshold) > 0.6

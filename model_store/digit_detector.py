@@ -1,0 +1,86 @@
+"""The "is it a digit" detector: a tiny MLP on summaries of every layer of the checkpoint's own model.
+
+The classifier's weights stay untouched. Its forward pass is read at every layer, and a two-layer MLP,
+fitted by ``python -m training calibrate`` on training digits against generated outliers, turns those
+summaries into one logit: the digit score (higher = more digit-like).
+
+Layer summaries (``layer_summaries``), one vector per image, always in this order:
+
+    ViT   the final CLS token; per encoder block the CLS token and the mean patch token; the mean
+          patch token after the final norm
+    CNN   the hidden layer before the last linear; per ReLU of the convolutional trunk the channel
+          means and the channel maxima
+
+The MLP's input standardisation is folded into its first layer, so serving is two matmuls.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .cnn import CNN
+from .vit import ViT, patchify
+
+DETECTOR_KEYS = ("detector.w1", "detector.b1", "detector.w2", "detector.b2")
+
+
+def _vit_layers(
+    model: ViT, x: torch.Tensor, return_attention: bool
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+    # ViT.forward_features, step by step, to read each block's output on the way.
+    cfg = model.cfg
+    tokens = model.to_patch_embedding(patchify(x, cfg.patch_size))
+    tokens = torch.cat([model.cls_token.expand(x.shape[0], -1, -1), tokens], dim=1) + model.pos_embedding
+    tokens = model.emb_drop(tokens)
+    summaries, attentions = [], []
+    for block in model.blocks:
+        tokens, weights = block(tokens, return_attention)
+        if weights is not None:
+            attentions.append(weights)
+        summaries += [tokens[:, 0], tokens[:, 1:].mean(1)]
+    tokens = model.norm(tokens)
+    features = tokens[:, 0]
+    summary = torch.cat([features, *summaries, tokens[:, 1:].mean(1)], dim=-1)
+    return features, model.forward_head(tokens), summary, attentions
+
+
+def _cnn_layers(model: CNN, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list]:
+    # CNN.forward_features, layer by layer.
+    summaries = []
+    for layer in model.features:
+        x = layer(x)
+        if isinstance(layer, nn.ReLU):
+            summaries += [x.mean((2, 3)), x.amax((2, 3))]
+    features = model.classifier[:-1](x)
+    summary = torch.cat([features, *summaries], dim=-1)
+    return features, model.forward_head(features), summary, []
+
+
+def layer_summaries(
+    model: nn.Module, x: torch.Tensor, return_attention: bool = False
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+    """Normalised pixels -> (penultimate features (B, D), logits (B, C), summaries (B, S), attention)."""
+    if isinstance(model, ViT):
+        return _vit_layers(model, x, return_attention)
+    if isinstance(model, CNN):
+        return _cnn_layers(model, x)
+    raise TypeError(f"no layer summaries for {type(model).__name__}")
+
+
+def detector_score(summary: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor, w2: torch.Tensor,
+                   b2: torch.Tensor) -> torch.Tensor:  # fmt: skip
+    """(B, S) layer summaries -> (B,) digit logit of the MLP ``w2 relu(w1 s + b1) + b2``."""
+    hidden = torch.relu(summary.float() @ w1.T + b1)
+    return (hidden @ w2.T + b2)[:, 0]
+
+
+def fold_standardisation(
+    w1: torch.Tensor, b1: torch.Tensor, mean: torch.Tensor, std: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """First-layer weights on standardised inputs -> the same layer on raw inputs."""
+    w = w1 / std[None, :]
+    return w.contiguous(), (b1 - w @ mean).contiguous()
+
+
+__all__ = ["DETECTOR_KEYS", "detector_score", "fold_standardisation", "layer_summaries"]
