@@ -56,15 +56,24 @@ def query_flag(request: Request, name: str) -> bool:
     )  # fmt: skip
 
 
-def path_and_flag(flag: str, description: str) -> dict[str, Any]:
-    """``openapi_extra`` parameters for a route that reads ``name`` and one flag by hand."""
+def path_parameters(*names: str) -> dict[str, Any]:
+    """``openapi_extra`` parameters for a route that reads its path parameters by hand."""
     return {
         "parameters": [
-            {"name": "name", "in": "path", "required": True, "schema": {"type": "string", "title": "Name"}},
-            {"name": flag, "in": "query", "required": False, "description": description,
-             "schema": {"type": "boolean", "default": False, "title": flag.replace("_", " ").title()}},
+            {"name": n, "in": "path", "required": True, "schema": {"type": "string", "title": n.title()}}
+            for n in names
         ]
-    }  # fmt: skip
+    }
+
+
+def path_and_flag(flag: str, description: str) -> dict[str, Any]:
+    """``openapi_extra`` parameters for a route that reads ``name`` and one flag by hand."""
+    extra = path_parameters("name")
+    extra["parameters"].append(
+        {"name": flag, "in": "query", "required": False, "description": description,
+         "schema": {"type": "boolean", "default": False, "title": flag.replace("_", " ").title()}}
+    )  # fmt: skip
+    return extra
 
 
 async def arrival() -> float:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import time
+
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
 
 from .. import __version__
-from ..deps import ArrivalDep, ModelDep, RuntimeDep, ServingModelDep
+from ..deps import ModelDep, RuntimeDep, path_parameters
 from ..errors import ModelNotFound
 from ..inputs import INLINE_MAX_BYTES
 from ..openapi import errors, ref, request_body
 from ..pipeline import infer as run_inference
+from ..pipeline import serving
 from ..runtime import ServedModel
 from ..schemas import V2InferRequest, V2InferResponse, V2ModelMetadata, V2ModelReady, V2ServerMetadata
 from ..v2codec import HEADER_LENGTH, decompress, encode_response, parse_request
@@ -76,12 +79,13 @@ async def model_ready(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
     "/models/{name}/infer",
     response_model=V2InferResponse,
     responses={**errors(400, 404, 413, 415, 503, 504, v2=True), 200: BINARY_RESPONSE},
-    openapi_extra=INFER_BODY,
+    openapi_extra={**INFER_BODY, **path_parameters("name")},
 )  # fmt: skip
-async def infer(
-    request: Request, served: ServingModelDep, runtime: RuntimeDep, started: ArrivalDep
-) -> Response:
+async def infer(request: Request) -> Response:
     """Run inference on a batch of 28x28 images (white digit on black)."""
+    # The hot route takes no FastAPI parameters, as predict (see pipeline.serving).
+    started = time.monotonic()
+    runtime, served = serving(request)
     settings = runtime.settings
     body = decompress(await request.body(), request.headers.get("content-encoding"), settings.max_body_bytes)
     header_length = request.headers.get(HEADER_LENGTH)
@@ -135,11 +139,9 @@ async def model_version_ready(served: ModelDep, runtime: RuntimeDep) -> JSONResp
     "/models/{name}/versions/{version}/infer",
     response_model=V2InferResponse,
     responses={**errors(400, 404, 413, 415, 503, 504, v2=True), 200: BINARY_RESPONSE},
-    openapi_extra=INFER_BODY,
-    **VERSIONED,
+    openapi_extra={**INFER_BODY, **path_parameters("name", "version")},
 )
-async def version_infer(
-    request: Request, served: ServingModelDep, runtime: RuntimeDep, started: ArrivalDep
-) -> Response:
+async def version_infer(request: Request) -> Response:
     """Run inference (version 1)."""
-    return await infer(request, served, runtime, started)
+    await known_version(request.path_params["version"])
+    return await infer(request)
