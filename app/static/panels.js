@@ -77,13 +77,18 @@ export class ModelPanel {
 
   setEmpty(message = "Draw a digit") {
     this.#state("empty");
+    this.#blank(message, false);
+  }
+
+  /** No answer to show: dashes, no bars, and a message (an error or a prompt). */
+  #blank(message, isError) {
     this.digit.textContent = "–";
     this.digit.dataset.long = "false";
     this.confidence.textContent = "–";
     this.rtt.textContent = "–";
     this.server.textContent = "";
     this.message.textContent = message;
-    this.message.classList.remove("is-error");
+    this.message.classList.toggle("is-error", isError);
     this.#bars(null);
   }
 
@@ -126,13 +131,7 @@ export class ModelPanel {
 
   setError(text, generation) {
     this.#state("error", generation);
-    this.digit.textContent = "–";
-    this.confidence.textContent = "–";
-    this.rtt.textContent = "–";
-    this.server.textContent = "";
-    this.message.textContent = text;
-    this.message.classList.add("is-error");
-    this.#bars(null);
+    this.#blank(text, true);
   }
 
   #bars(probs, top) {

@@ -52,6 +52,14 @@ class Gate:
         self.event.set()
 
 
+async def hold_the_model(app, client) -> tuple[Gate, asyncio.Future]:  # type: ignore[no-untyped-def]
+    """One request that the (gated) ViT has started on and that waits until the gate opens."""
+    gate = Gate(engine_batcher(app, VIT))
+    first = asyncio.ensure_future(client.post(PREDICT, json=pixels()))
+    await until(lambda: gate.calls == [1])
+    return gate, first
+
+
 async def until(condition, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
     """Poll in-process state the batcher exposes no event for; the timeout only catches a hang."""
     end = time.monotonic() + timeout
@@ -66,12 +74,11 @@ def test_overload_gives_503_with_retry_after_and_everyone_is_answered(test_store
 
     async def main() -> list:
         async with running(app) as c:
-            batcher = engine_batcher(app, VIT)
-            gate = Gate(batcher)
             # The first one holds the model; small payloads are decoded on the event loop, so a
             # burst sent together could otherwise fill the queue before the batcher takes the first.
-            tasks = [asyncio.ensure_future(c.post(PREDICT, json=pixels()))]
-            await until(lambda: gate.calls == [1])
+            gate, first = await hold_the_model(app, c)
+            batcher = gate.batcher
+            tasks = [first]
             tasks += [asyncio.ensure_future(c.post(PREDICT, json=pixels())) for _ in range(19)]
             # refused at once while the model is still blocked
             await until(lambda: sum(t.done() for t in tasks) >= 17, timeout=60)
@@ -94,10 +101,8 @@ def test_a_request_past_its_deadline_gets_504_and_costs_no_compute(test_store):
 
     async def main() -> list:
         async with running(app) as c:
-            batcher = engine_batcher(app, VIT)
-            gate = Gate(batcher)
-            first = asyncio.ensure_future(c.post(PREDICT, json=pixels()))
-            await until(lambda: gate.calls == [1])
+            gate, first = await hold_the_model(app, c)
+            batcher = gate.batcher
             second = asyncio.ensure_future(c.post(PREDICT, json=pixels(200)))
             r2 = await second  # waits in the queue behind the blocked model until its deadline
             gate.open()
@@ -164,10 +169,8 @@ def test_a_client_that_disconnects_costs_no_compute(test_store):
 
     async def main() -> None:
         async with running(app) as c:
-            batcher = engine_batcher(app, VIT)
-            gate = Gate(batcher)
-            blocker = asyncio.ensure_future(c.post(PREDICT, json=pixels()))
-            await until(lambda: gate.calls == [1])
+            gate, blocker = await hold_the_model(app, c)
+            batcher = gate.batcher
             gone = asyncio.Event()
             leaving = asyncio.ensure_future(leaving_client(gone))
             await until(lambda: batcher.pending == 2)  # queued behind the blocker
