@@ -56,6 +56,17 @@ def test_startup_on_a_cpu_only_machine(test_store):
             pass
 
 
+def test_the_lifespan_can_run_again_after_a_shutdown(test_store):
+    """ASGI test clients (and schemathesis) start and stop the lifespan once per session: the second
+    start must be ready again, not stuck 'shutting down'."""
+    app = create_app(make_settings(test_store))
+    for _ in range(2):
+        with TestClient(app) as c:
+            assert c.get("/v2/health/ready").status_code == 200
+            digit = {"pixels": [[0] * 28] * 27 + [[255] * 28]}
+            assert c.post(f"/v1/models/{CNN}/predict", json=digit).status_code == 200
+
+
 def test_an_empty_store_serves_no_models_and_is_never_ready(tmp_path):
     with TestClient(create_app(make_settings(tmp_path))) as c:
         assert c.get("/health").json()["models"] == []

@@ -1,16 +1,15 @@
-"""Fuzz the service's OpenAPI with schemathesis, in process (ASGI; schemathesis runs the lifespan on the
-first call) over a store of small random-init models: no 5xx for any generated request, valid or not, and
-every answer matches the content type and schema the OpenAPI declares for it.
+"""Fuzz the service's OpenAPI with schemathesis against a real server (uvicorn, one process) over a store
+of small random-init models: no 5xx for any generated request, valid or not, and every answer matches
+the content type and schema the OpenAPI declares for it.
 
-The schema is built at import, not from a fixture: schemathesis' lazy fixture loader
-(`schemathesis.pytest.from_fixture`) reads `Node._nodeid`, which pytest 9 no longer has.
+The schema is built at import from the app's own OpenAPI document (creating the app loads nothing), not
+from a fixture: schemathesis' lazy fixture loader (`schemathesis.pytest.from_fixture`) reads
+`Node._nodeid`, which pytest 9 no longer has. The server is started once for every generated case.
 """
 
 from __future__ import annotations
 
-import atexit
-import shutil
-import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,22 +27,9 @@ from schemathesis.specs.openapi.checks import (  # noqa: E402
 
 from app.main import create_app  # noqa: E402
 from app.settings import Settings  # noqa: E402
+from testkit.server import ServiceProcess  # noqa: E402
 
-
-def _build_app():
-    store = Path(tempfile.mkdtemp(prefix="hardening-fuzz-store-"))
-    atexit.register(shutil.rmtree, store, ignore_errors=True)
-    make_store(store, {"vit-mnist": "vit-mnist-tiny", "cnn-mnist": "cnn-baseline"})
-    return create_app(
-        Settings(
-            model_store_dir=store,
-            device="cpu",
-            max_batch_images=8,
-            max_body_bytes=512 * 1024,
-            max_image_pixels=1_000_000,
-            log_level="warning",
-        )
-    )
+LIMITS = {"MAX_BATCH_IMAGES": "8", "MAX_BODY_BYTES": str(512 * 1024), "MAX_IMAGE_PIXELS": "1000000"}
 
 
 def _pin_model_names(openapi: dict, names: list[str]) -> dict:
@@ -57,15 +43,23 @@ def _pin_model_names(openapi: dict, names: list[str]) -> dict:
     return openapi
 
 
-APP = _build_app()  # loads nothing yet: models load when schemathesis starts the lifespan
 schema = schemathesis.openapi.from_dict(
-    _pin_model_names(APP.openapi(), ["vit-mnist", "cnn-mnist", "nope"]),
+    _pin_model_names(create_app(Settings(log_level="warning")).openapi(), ["vit-mnist", "cnn-mnist", "nope"]),
     config=SchemathesisConfig.from_dict({"cache": {"enabled": False}}),  # no .schemathesis/ in the checkout
 )
-schema.app = APP
+
+
+@pytest.fixture(scope="module")
+def fuzz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    models = {"vit-mnist": "vit-mnist-tiny", "cnn-mnist": "cnn-baseline"}
+    store = make_store(Path(tmp_path_factory.mktemp("fuzz-store")), models)
+    env = {"MODEL_STORE_DIR": str(store), "DEVICE": "cpu", "LOG_LEVEL": "warning", **LIMITS}
+    with ServiceProcess(env, workers=None) as server:
+        yield server.url
 
 
 @schema.parametrize()
 @settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-def test_openapi_fuzz(case):
-    case.call_and_validate(checks=[not_a_server_error, content_type_conformance, response_schema_conformance])
+def test_openapi_fuzz(case, fuzz_server):
+    checks = [not_a_server_error, content_type_conformance, response_schema_conformance]
+    case.call_and_validate(base_url=fuzz_server, checks=checks)
