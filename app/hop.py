@@ -143,7 +143,6 @@ class Arena:
         self._mm = mmap.mmap(fd, layout.nbytes)
         self.inputs: list[np.ndarray] = []
         self.outputs: list[np.ndarray] = []
-        self.capacity: list[int] = []
         side, offset = layout.image_size, 0
         for c in layout.classes:
             for _ in range(c.count):
@@ -151,7 +150,6 @@ class Arena:
                 offset += c.capacity * side * side * 4
                 self.outputs.append(np.ndarray((c.capacity, c.out_width), np.float32, self._mm, offset))
                 offset += c.capacity * c.out_width * 4
-                self.capacity.append(c.capacity)
 
     @classmethod
     def create(cls, layout: Layout) -> tuple[Arena, int]:

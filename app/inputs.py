@@ -201,11 +201,12 @@ def _first_error(exc: ValidationError, model: type[BaseModel]) -> str:
     return f"`{where}`: {err['msg']}{expected}{more}"
 
 
-def image_bytes(payload: Payload) -> list[bytes]:
-    """The encoded images of an upload or of a JSON body with base64 `image` / `images`."""
+def image_bytes(payload: Payload, body: BaseModel | None = None) -> list[bytes]:
+    """The encoded images of an upload or of a JSON body with base64 `image` / `images` (`body`: the
+    JSON already parsed by the caller)."""
     if payload.json_body is None:
         return payload.images
-    body = parse_json(payload)
+    body = body or parse_json(payload)
     if isinstance(body, ImageJSON):
         return [decode_base64(body.image)]
     if isinstance(body, BatchImagesJSON):
@@ -222,7 +223,7 @@ def decode_payload(payload: Payload, settings: Settings) -> list[np.ndarray]:
         pixels = body.pixels
         _check_count(len(pixels), settings)
         return [_numbered(i, pixels_to_array, p, f"pixels[{i}]") for i, p in enumerate(pixels)]
-    encoded = image_bytes(payload)
+    encoded = image_bytes(payload, body)
     _check_count(len(encoded), settings)
     if not payload.form.batch:
         return [preprocess_bytes(encoded[0], settings.max_image_pixels)]

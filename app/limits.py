@@ -42,7 +42,8 @@ class BodyLimitMiddleware:
             if complete:  # after the body: only the disconnect is left, which may take any time
                 return await receive()
             try:  # a slow link that keeps sending is fine; one that stops is cut off
-                message = await asyncio.wait_for(receive(), idle)
+                async with asyncio.timeout(idle):  # no Task per chunk, unlike wait_for
+                    message = await receive()
             except TimeoutError:
                 raise BodyTimeout(f"the request body made no progress for {idle:g} s") from None
             complete = message["type"] != "http.request" or not message.get("more_body", False)

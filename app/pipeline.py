@@ -28,10 +28,13 @@ class InferenceError(ServiceError):
 @dataclass(slots=True)
 class Answer:
     model: ServedModel
-    inputs: list[np.ndarray]  # the (28, 28) float32 images the model saw
-    outputs: np.ndarray  # (n, width) float32 rows from the engine
     reply: Reply
     started: float
+
+    @property
+    def outputs(self) -> np.ndarray:
+        """(n, width) float32 rows from the engine."""
+        return self.reply.outputs
 
     def timing(self) -> dict[str, float]:
         r = self.reply
@@ -92,10 +95,10 @@ async def infer(
         req_id, future = client.submit(model.index, op, images, width, deadline)
     except EngineGone:
         raise Unavailable(f"the engine is not available: {runtime.not_ready_reason}") from None
-    except EngineRefused:
-        raise Unavailable(f"model {model.name} is overloaded; retry shortly") from None
+    except EngineRefused as exc:
+        raise _refusal(exc.status, model.name) from None
     reply = await _wait(request, client, req_id, future, deadline, model.name)
-    return Answer(model, images, reply.outputs, reply, started)
+    return Answer(model, reply, started)
 
 
 async def _wait(request: Request, client: Any, req_id: int, future: asyncio.Future, deadline: float,

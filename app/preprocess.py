@@ -17,8 +17,6 @@ from model_store import preprocess as _mp
 
 from .errors import BadImage, InvalidInput, NoInk, PayloadTooLarge, ServiceError, UnsupportedMediaType
 
-SIZE = _mp.SIZE
-SUPPORTED_FORMATS = _mp.SUPPORTED_FORMATS
 SUPPORTED_MEDIA_TYPES = _mp.SUPPORTED_MEDIA_TYPES
 configure = _mp.configure
 
@@ -30,6 +28,14 @@ _ERRORS: dict[type[_mp.ImageError], type[ServiceError]] = {
     _mp.InvalidPixels: InvalidInput,
 }
 
+
+def http_error(exc: _mp.ImageError) -> ServiceError:
+    """The HTTP error for a model_store image error: the nearest class in _ERRORS (a TooManyDigits is
+    an ImageTooLarge, so 413), else 400."""
+    status = next((_ERRORS[c] for c in type(exc).__mro__ if c in _ERRORS), BadImage)
+    return status(str(exc))
+
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -40,25 +46,20 @@ def _translated(fn: Callable[P, R]) -> Callable[P, R]:
         try:
             return fn(*args, **kwargs)
         except _mp.ImageError as exc:
-            raise _ERRORS.get(type(exc), BadImage)(str(exc)) from exc
+            raise http_error(exc) from exc
 
     return call
 
 
 decode_base64: Callable[[str], bytes] = _translated(_mp.decode_base64)
 pixels_to_array: Callable[..., np.ndarray] = _translated(_mp.pixels_to_array)
-decode_image = _translated(_mp.decode_image)
-to_mnist: Callable[[np.ndarray], np.ndarray] = _translated(_mp.to_mnist)
 preprocess_bytes: Callable[[bytes, int], np.ndarray] = _translated(_mp.preprocess_bytes)
 
 __all__ = [
-    "SIZE",
-    "SUPPORTED_FORMATS",
     "SUPPORTED_MEDIA_TYPES",
     "configure",
     "decode_base64",
-    "decode_image",
+    "http_error",
     "pixels_to_array",
     "preprocess_bytes",
-    "to_mnist",
 ]

@@ -45,8 +45,8 @@ class Settings(BaseSettings):
 
     max_batch_size: int = Field(32, ge=1, le=4096)
     max_wait_ms: float = Field(2.0, ge=0, le=1000)
-    # Wait up to max_wait_ms only while more requests are known to be on their way (being read or
-    # preprocessed); an idle server answers a lone request at once. False: always wait max_wait_ms.
+    # True: an idle model answers a lone request at once (work that arrives while it computes forms the
+    # next batch). False: after an idle spell, wait up to max_wait_ms for a batch to fill.
     adaptive_wait: bool = True
     max_queue_size: int = Field(256, ge=1)
     max_body_bytes: int = Field(5 * 1024 * 1024, ge=1024)

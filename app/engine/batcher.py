@@ -218,7 +218,6 @@ class DynamicBatcher:
         except asyncio.CancelledError:
             for job in batch:
                 job.finish(Status.SHUTTING_DOWN)
-            self._in_flight = []
             raise
         except Exception as exc:
             results = await self._one_by_one(loop, batch, exc)

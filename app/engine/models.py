@@ -132,11 +132,12 @@ class EngineModel:
             answer, attn = self.head.forward_with_attention(self._stack(views))  # attn (B, L, H, T, T)
         attn = attn.float()
         b = attn.shape[0]
+        rows = cls_attention(attn)  # (B, L, H, N)
         parts = [
             answer.float(),
-            cls_attention(attn).reshape(b, -1),  # (B, L*H*N): each head's CLS row over the patches
+            rows.reshape(b, -1),  # (B, L*H*N): each head's CLS row over the patches
             attn[..., 0, 0].reshape(b, -1),  # (B, L*H): the CLS->CLS entry that completes each row
-            cls_attention(attn).mean(dim=2).reshape(b, -1),  # (B, L*N): head mean
+            rows.mean(dim=2).reshape(b, -1),  # (B, L*N): head mean
             attention_rollout(attn),  # (B, N)
         ]
         return torch.cat(parts, dim=1).cpu().numpy()
@@ -163,7 +164,7 @@ def trace_for_inference(head: nn.Module, name: str, device: torch.device) -> nn.
             traced = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.trace(head, example).eval()))
             check = torch.rand(5, 1, FED_SIZE, FED_SIZE, device=device)
             diff = float((traced(check) - head(check)).abs().max())
-            if diff > 1e-4:
+            if diff > (1e-4 if device.type == "cpu" else 5e-3):  # GPU: frozen BN, TF32 kernels ~1e-3 apart
                 raise ValueError(f"traced outputs differ from eager by {diff:.2e}")
     except Exception as exc:  # tracing is an optimisation, never a reason not to serve
         log.warning("serving %s eagerly: tracing failed (%s)", name, exc)

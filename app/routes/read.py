@@ -18,24 +18,16 @@ from model_store import preprocess as mp
 from model_store.reading import Candidates, candidates_bytes, choose
 
 from ..deps import path_and_flag, query_flag
-from ..errors import BadImage, InvalidInput, NoInk, PayloadTooLarge, ServiceError, UnsupportedMediaType
 from ..inputs import PICTURE, PICTURE_BODY, Payload, image_bytes, read_payload
 from ..openapi import errors
 from ..pipeline import infer, serving
+from ..preprocess import http_error
 from ..schemas import ReadResponse
 from ..settings import Settings
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
 
 RETURN_INPUT = "add each digit's 28x28 preprocessed input"
-
-# model_store knows nothing of HTTP; its errors name the status (see model_store.preprocess).
-_STATUS: tuple[tuple[type[mp.ImageError], type[ServiceError]], ...] = (
-    (mp.ImageTooLarge, PayloadTooLarge),  # TooManyDigits included
-    (mp.NoInk, NoInk),
-    (mp.UnsupportedFormat, UnsupportedMediaType),
-    (mp.InvalidPixels, InvalidInput),
-)
 
 
 def split_upload(payload: Payload, settings: Settings, max_crops: int) -> Candidates:
@@ -45,8 +37,7 @@ def split_upload(payload: Payload, settings: Settings, max_crops: int) -> Candid
     try:
         return candidates_bytes(data, settings.max_image_pixels, settings.max_digits, max_crops)
     except mp.ImageError as exc:
-        status = next((s for cls, s in _STATUS if isinstance(exc, cls)), BadImage)
-        raise status(str(exc)) from exc
+        raise http_error(exc) from exc
 
 
 @router.post(
