@@ -48,6 +48,7 @@ __all__ = [
     "pixels_to_array",
     "preprocess_bytes",
     "to_gray",
+    "stroke_width",
     "to_mnist",
 ]
 
@@ -174,15 +175,20 @@ def _resize(x: np.ndarray, width: int, height: int) -> np.ndarray:
     return np.clip(np.asarray(img.resize((width, height), Image.Resampling.LANCZOS)), 0.0, 1.0)
 
 
+def stroke_width(mask: np.ndarray) -> float:
+    """Mean stroke width of a binary mask: twice the area over the perimeter (pixel edges / 1.27,
+    which corrects a staircase outline towards the true curve length)."""
+    m = mask.astype(np.int8)
+    perimeter = (np.abs(np.diff(m, axis=0)).sum() + np.abs(np.diff(m, axis=1)).sum()) / 1.27
+    return 2.0 * float(m.sum()) / max(float(perimeter), 1.0)
+
+
 def _thicken(x: np.ndarray) -> np.ndarray:
     """Dilate thin strokes (pen on paper) towards MNIST's stroke width; x is at MID_SIZE scale."""
     mask = x > 0.5
-    area = int(mask.sum())
-    if area == 0:
+    if not mask.any():
         return x
-    m = mask.astype(np.int8)
-    perimeter = int(np.abs(np.diff(m, axis=0)).sum() + np.abs(np.diff(m, axis=1)).sum()) / 1.27
-    width = 2.0 * area / max(perimeter, 1.0)
+    width = stroke_width(mask)
     target = MNIST_STROKE * max(x.shape)
     if width >= 0.5 * target:
         return x

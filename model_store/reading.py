@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .decode import NoInk
-from .segment import DigitCrop, Page, Part, page_bytes, stroke_width
+from .preprocess import stroke_width
+from .segment import DigitCrop, Page, Part, column_piece, page_bytes
 
 MAX_RUN = 4  # pieces one digit may be made of (a 4 in two strokes, cut again where it touches)
 CUT_FROM = 0.5  # strokes wider than this (times the line's height) may be touching digits ...
@@ -93,12 +94,8 @@ def candidates(page: Page, max_crops: int = 64) -> Candidates:
         if sum(len(r) for r in runs) <= max_crops:
             break
     else:  # more alternatives than one batch holds however few the cuts: the rules alone
-        lines = [
-            _Line(
-                list(rules), np.zeros((len(rules), 2)), [_inked_rows(page, p) for p in rules], _height(rules)
-            )
-            for rules in page.lines
-        ]
+        # only the pieces are read from here on: no rows or height to measure
+        lines = [_Line(list(rules), np.zeros((len(rules), 2)), [], 0.0) for rules in page.lines]
         runs = [
             [(i, i + 1, np.array([1.0, 0.5, 1.0, 0, 0, 0])) for i in range(len(rules))]
             for rules in page.lines
@@ -166,15 +163,6 @@ def _height(rules: list[Part]) -> float:
     return float(np.median([p.height for p in rules]))
 
 
-def _inked_rows(page: Page, part: Part) -> np.ndarray:
-    """Picture rows in which a part has ink."""
-    mask = np.isin(page.labels[part.y0 : part.y1, part.x0 : part.x1], part.labels)
-    if part.cols is not None:
-        mask[:, : max(part.cols[0] - part.x0, 0)] = False
-        mask[:, max(part.cols[1] - part.x0, 0) :] = False
-    return part.y0 + np.flatnonzero(mask.any(axis=1))
-
-
 def _pieces(page: Page, rules: list[Part], cut_ink: float) -> _Line:
     """The line's strokes left to right, the wide ones cut at every column where two digits may
     touch (the rules' cuts among them), crossing at most ``cut_ink`` stroke widths."""
@@ -192,12 +180,9 @@ def _pieces(page: Page, rules: list[Part], cut_ink: float) -> _Line:
         ink = mask.sum(axis=0) / stroke_width(mask)
         cuts = _cuts(ink, height, cut_ink, {c - comp.x0 for c in rule_cuts})
         for a, b in zip([0, *cuts], [*cuts, comp.width], strict=True):
-            rows = np.flatnonzero(mask[:, a:b].any(axis=1))
-            if rows.size:
-                x0, y0, y1 = comp.x0 + a, comp.y0 + int(rows[0]), comp.y0 + int(rows[-1]) + 1
-                part = Part(
-                    list(comp.labels), x0, y0, comp.x0 + b, y1, int(mask[:, a:b].sum()), (x0, comp.x0 + b)
-                )
+            part = column_piece(comp, mask, a, b)
+            if part is not None:
+                rows = np.flatnonzero(mask[:, a:b].any(axis=1))
                 left, right = float(ink[a]) if a else 0.0, float(ink[b]) if b < comp.width else 0.0
                 pieces.append((part, left, right, comp.y0 + rows))
     pieces.sort(key=lambda t: (t[0].x0 + t[0].x1) / 2)

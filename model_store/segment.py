@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .decode import ImageTooLarge, NoInk, decode_image, to_gray
-from .preprocess import GRAIN, MIN_FLOOR, ink_above_paper, to_mnist
+from .preprocess import GRAIN, MIN_FLOOR, ink_above_paper, stroke_width, to_mnist
 
 INK = 0.2  # ink-map level at which a pixel belongs to a stroke (antialiased edges are added back)
 SPECK_AREA = 0.04  # a component under this share of the largest one's area ...
@@ -308,7 +308,7 @@ def split_touching(part: Part, labels: np.ndarray) -> list[Part]:
     window = np.arange(int(0.2 * part.width), int(0.8 * part.width) + 1)
     centre = part.width / 2
     cut = int(window[np.argmin(ink[window] + 0.5 * np.abs(window - centre) / part.width)])
-    left, right = _piece(part, mask, 0, cut), _piece(part, mask, cut, part.width)
+    left, right = column_piece(part, mask, 0, cut), column_piece(part, mask, cut, part.width)
     if left is None or right is None:
         return [part]
     # Rows with ink, not the extent: a cut through a 2 leaves its arc's end and its base's end.
@@ -318,7 +318,7 @@ def split_touching(part: Part, labels: np.ndarray) -> list[Part]:
     return [part]
 
 
-def _piece(part: Part, mask: np.ndarray, a: int, b: int) -> Part | None:
+def column_piece(part: Part, mask: np.ndarray, a: int, b: int) -> Part | None:
     """Columns a..b of a part (its rows trimmed to the ink there)."""
     sub = mask[:, a:b]
     rows = np.flatnonzero(sub.any(axis=1))
@@ -331,13 +331,6 @@ def _piece(part: Part, mask: np.ndarray, a: int, b: int) -> Part | None:
 
 def _rows_inked(mask: np.ndarray) -> int:
     return int(mask.any(axis=1).sum())
-
-
-def stroke_width(mask: np.ndarray) -> float:
-    """Mean stroke width: twice the area over the perimeter (as preprocess._thicken measures it)."""
-    m = mask.astype(np.int8)
-    perimeter = (np.abs(np.diff(m, axis=0)).sum() + np.abs(np.diff(m, axis=1)).sum()) / 1.27
-    return 2.0 * float(m.sum()) / max(float(perimeter), 1.0)
 
 
 def _grow(mask: np.ndarray) -> np.ndarray:
