@@ -59,7 +59,8 @@ def tree_memory_mb(pid: int) -> dict[str, float]:
     """RSS and PSS summed over the process tree. RSS counts shared pages (torch's libraries, the hop's
     shared arenas) once per process; PSS splits them between the processes that share them."""
     rss = pss = 0
-    for p in tree_pids(pid):
+    pids = tree_pids(pid)
+    for p in pids:
         try:
             for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
                 if line.startswith("Rss:"):
@@ -68,7 +69,7 @@ def tree_memory_mb(pid: int) -> dict[str, float]:
                     pss += int(line.split()[1])
         except OSError:
             pass
-    return {"rss_mb": round(rss / 1024, 1), "pss_mb": round(pss / 1024, 1), "processes": len(tree_pids(pid))}
+    return {"rss_mb": round(rss / 1024, 1), "pss_mb": round(pss / 1024, 1), "processes": len(pids)}
 
 
 def batch_stats(url: str, model: str) -> tuple[float, float]:
@@ -195,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.baseline:
         auto_workers = Settings(device=args.device).worker_count(cpus, nvidia_gpu_present())  # as shipped
-        png = {m: make_target("png", m, digits, 1) for m in models}
+        png = {m: routes[f"png {m}"][0] for m in models}
         with baseline_tree(args.baseline, store) as (tree, old_store):
             for rnd in range(args.rounds):
                 for label in ("before", "after"):

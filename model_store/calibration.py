@@ -29,7 +29,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from .checkpoint import CheckpointError, ModelCard, read_card, sha256_file
+from .card import CARD_FILE, CheckpointError, ModelCard, read_card, sha256_file
 from .digit_detector import DETECTOR_KEYS
 
 CALIBRATION_FILE = "calibration.json"
@@ -139,10 +139,10 @@ def save_calibration(
         "threshold": calib.threshold,
         "command": command,
     }
-    tmp = directory / ".card.json.tmp"
+    tmp = directory / f".{CARD_FILE}.tmp"
     tmp.write_text(json.dumps(card.to_dict(), indent=2) + "\n")
     tmp.chmod(0o644)
-    tmp.replace(directory / "card.json")
+    tmp.replace(directory / CARD_FILE)
     return card
 
 

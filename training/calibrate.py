@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from model_store import ModelStore, load_checkpoint
+from model_store import ModelStore, load_checkpoint, read_card
 from model_store.calibration import (
     METHODS,
     Calibration,
@@ -36,7 +36,7 @@ from model_store.calibration import (
 )
 from model_store.digit_detector import DETECTOR_KEYS, detector_score
 from model_store.preprocess import ImageError, preprocess_bytes
-from model_store.serving import ServingHead
+from model_store.serving import ServingHead, resolve_device
 
 from .calibration_metrics import auroc, expected_calibration_error, fit_temperature, flag_rate, threshold_at
 from .corruptions import CORRUPTIONS, corrupt
@@ -226,48 +226,73 @@ def pick_method(results: dict[str, dict], requested: str) -> str:
     return max(ok or results, key=lambda m: results[m]["outlier_recall"])
 
 
-def calibrate_checkpoint(
-    directory: Path, args: argparse.Namespace, command: str, data: DataBundle | None = None
-) -> dict:
-    """Fit, measure, and write one checkpoint's calibration; returns the measurements."""
-    t0 = time.perf_counter()
-    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
-                          "cpu" if args.device == "auto" else args.device)  # fmt: skip
-    model, card = load_checkpoint(directory, device)
-    head = ServingHead(model, card).to(device)  # uncalibrated: we are measuring the raw model
-    if data is None:
-        ds = card.dataset
-        data = load_data(
-            ds.get("name", "mnist"), args.data_root, ds.get("val_images", 5000), ds.get("val_split_seed", 0)
-        )
+@dataclass
+class Inputs:
+    """What calibration feeds a model, the same for every model of one dataset split: generated once
+    (uploads through the real preprocessing take most of a run) and shared by the checkpoints."""
+
+    data: DataBundle
+    fit_idx: torch.Tensor  # training images the statistics are fitted on
+    fit_seeds: list[int]
+    fit_out_x: torch.Tensor  # outliers to fit on (seeds fit_seeds) and their families
+    fit_families: torch.Tensor
+    fit_drawn_x: torch.Tensor
+    fit_corrupted_x: torch.Tensor
+    outliers: list
+    out_x: torch.Tensor  # outliers to measure on (seed args.seed); out_ok: not refused as empty
+    out_ok: torch.Tensor
+    drawn_count: int
+    drawn_labels: np.ndarray
+    drawn_x: torch.Tensor
+    drawn_ok: torch.Tensor
+    test_corrupted_x: torch.Tensor
+
+
+def make_inputs(data: DataBundle, args: argparse.Namespace) -> Inputs:
+    """Fit on seeds seed+1.., measure on seed; corrupted digits: training images to fit, test ones to
+    measure."""
     gen = torch.Generator().manual_seed(args.seed)
     fit_idx = torch.randperm(len(data.train), generator=gen)[: args.fit_images]
+    fit_seeds = [args.seed + 1 + k for k in range(args.fit_seeds)]
+    fit_out_x, fit_families = generated_uploads(args, fit_seeds)
+    outliers = generate_outliers(args.outliers_per_family, args.seed)
+    out_x, out_ok = uploads_to_tensor([o.png for o in outliers])
+    drawn_png, drawn_labels = drawn_digits(args.drawn_per_class, args.seed)
+    drawn_x, drawn_ok = uploads_to_tensor(drawn_png)
+    return Inputs(
+        data, fit_idx, fit_seeds, fit_out_x, fit_families, drawn_uploads(args, fit_seeds[:2]),
+        corrupted_digits(data.train.images, args.corrupted_per_kind, args.seed + 1),
+        outliers, out_x, out_ok, len(drawn_png), drawn_labels, drawn_x, drawn_ok,
+        corrupted_digits(data.test.images, args.corrupted_per_kind, args.seed),
+    )  # fmt: skip
+
+
+def calibrate_checkpoint(directory: Path, args: argparse.Namespace, command: str, inputs: Inputs) -> dict:
+    """Fit, measure, and write one checkpoint's calibration; returns the measurements."""
+    t0 = time.perf_counter()
+    device = resolve_device(args.device)
+    model, card = load_checkpoint(directory, device)
+    head = ServingHead(model, card).to(device)  # uncalibrated: we are measuring the raw model
+    data, fit_idx, fit_seeds = inputs.data, inputs.fit_idx, inputs.fit_seeds
+    fit_families, outliers = inputs.fit_families, inputs.outliers
+    out_ok, drawn_ok = inputs.out_ok, inputs.drawn_ok
     train = model_outputs(head, _u8(data.train.images[fit_idx]), device)
     maha = fit_mahalanobis(train.features, data.train.labels[fit_idx], len(card.labels))
     val = model_outputs(head, _u8(data.val.images), device)
     test = model_outputs(head, _u8(data.test.images), device)
 
-    # Fit on seeds seed+1.., measure on seed; corrupted digits: training images to fit, test ones to measure.
-    fit_seeds = [args.seed + 1 + k for k in range(args.fit_seeds)]
-    fit_out_x, fit_families = generated_uploads(args, fit_seeds)
-    fit_out = model_outputs(head, fit_out_x, device)
+    fit_out = model_outputs(head, inputs.fit_out_x, device)
     fit_digits = torch.cat([
         train.summaries,
-        model_outputs(head, drawn_uploads(args, fit_seeds[:2]), device).summaries,
-        model_outputs(head, corrupted_digits(data.train.images, args.corrupted_per_kind, args.seed + 1),
-                      device).summaries,
+        model_outputs(head, inputs.fit_drawn_x, device).summaries,
+        model_outputs(head, inputs.fit_corrupted_x, device).summaries,
     ])  # fmt: skip
     detector = fit_detector(fit_digits, fit_out.summaries, epochs=args.detector_epochs, seed=args.seed)
 
-    outliers = generate_outliers(args.outliers_per_family, args.seed)
-    out_x, out_ok = uploads_to_tensor([o.png for o in outliers])
-    drawn_png, drawn_labels = drawn_digits(args.drawn_per_class, args.seed)
-    drawn_x, drawn_ok = uploads_to_tensor(drawn_png)
     families = torch.tensor([FAMILIES.index(o.family) for o in outliers])[out_ok]
-    sets = {"val": val, "test": test, "outliers": model_outputs(head, out_x, device),
-            "drawn": model_outputs(head, drawn_x, device), "families": families,
-            "corrupted": model_outputs(head, corrupted_digits(data.test.images, args.corrupted_per_kind,
-                                                              args.seed), device)}  # fmt: skip
+    sets = {"val": val, "test": test, "outliers": model_outputs(head, inputs.out_x, device),
+            "drawn": model_outputs(head, inputs.drawn_x, device), "families": families,
+            "corrupted": model_outputs(head, inputs.test_corrupted_x, device)}  # fmt: skip
 
     temperature = fit_temperature(val.logits, data.val.labels)
     test_labels = data.test.labels
@@ -287,7 +312,7 @@ def calibrate_checkpoint(
         "test_share_confidence_ge_0.98": float((probs_after.max(-1).values >= 0.98).double().mean()),
         "test_median_confidence_uncalibrated": float(probs_before.max(-1).values.median()),
         "drawn_accuracy": float(
-            (drawn_probs.argmax(-1) == torch.from_numpy(drawn_labels)[drawn_ok]).double().mean()
+            (drawn_probs.argmax(-1) == torch.from_numpy(inputs.drawn_labels)[drawn_ok]).double().mean()
         ),
         "drawn_median_confidence": float(drawn_probs.max(-1).values.median()),
         "method": method,
@@ -295,11 +320,11 @@ def calibrate_checkpoint(
         "measuring_seed": args.seed,
         "fitting_seeds": fit_seeds,
         "outliers": len(outliers),
-        "outliers_fitted_on": len(fit_out_x),
+        "outliers_fitted_on": len(inputs.fit_out_x),
         "digits_fitted_on": len(fit_digits),
         "corrupted_digits": len(sets["corrupted"].logits),
         "outliers_refused_by_preprocessing": refused,
-        "drawn_digits": len(drawn_png),
+        "drawn_digits": inputs.drawn_count,
         "methods": results,
         "fit_images": len(fit_idx),
         "seconds": 0.0,
@@ -361,7 +386,15 @@ def run_calibrate(args: argparse.Namespace, argv: list[str] | None = None) -> di
     store = ModelStore(args.store_dir)
     names = args.models or [p.name for p in store.model_dirs()]
     command = calibrate_command(list(sys.argv[1:] if argv is None else argv))
-    return {name: calibrate_checkpoint(store.path(name), args, command) for name in names}
+    inputs: dict[tuple, Inputs] = {}  # by dataset split: models trained on the same one share them
+    results = {}
+    for name in names:
+        ds = read_card(store.path(name)).dataset
+        split = (ds.get("name", "mnist"), ds.get("val_images", 5000), ds.get("val_split_seed", 0))
+        if split not in inputs:
+            inputs[split] = make_inputs(load_data(split[0], args.data_root, split[1], split[2]), args)
+        results[name] = calibrate_checkpoint(store.path(name), args, command, inputs[split])
+    return results
 
 
 def calibrate_after_training(
@@ -403,4 +436,4 @@ def calibrate_after_training(
     parser = argparse.ArgumentParser()
     add_calibrate_args(parser, settings)
     cal_args = parser.parse_args(argv[1:])
-    return calibrate_checkpoint(directory, cal_args, calibrate_command(argv), data)
+    return calibrate_checkpoint(directory, cal_args, calibrate_command(argv), make_inputs(data, cal_args))

@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from model_store import ModelStore
-from model_store.serving import ServingHead
+from model_store.serving import ServingHead, resolve_device
 
 from .data import load_data
 from .engine import evaluate
@@ -49,11 +49,6 @@ def serving_heads(args: argparse.Namespace) -> dict[str, ServingHead]:
     return heads
 
 
-def _device(name: str) -> torch.device:
-    return torch.device("cuda" if name == "auto" and torch.cuda.is_available() else
-                        "cpu" if name == "auto" else name)  # fmt: skip
-
-
 @torch.inference_mode()
 def time_per_image(model, device: torch.device, batch: int, image_size: int, repeats: int = 20) -> float:
     """Milliseconds per image at a given batch size (median of repeats)."""
@@ -73,7 +68,7 @@ def time_per_image(model, device: torch.device, batch: int, image_size: int, rep
 
 
 def run_evaluate(args: argparse.Namespace) -> list[dict]:
-    device = _device(args.device)
+    device = resolve_device(args.device)
     store = ModelStore(args.store_dir)
     names = args.models or [c.name for c in store.list()]
     if not names:
@@ -128,10 +123,10 @@ def format_table(rows: list[dict], device: str) -> str:
 def run_compare(args: argparse.Namespace) -> str:
     args.models = None
     args.timing = True
-    if _device(args.device).type == "cpu":
+    if resolve_device(args.device).type == "cpu":
         torch.set_num_threads(max(1, torch.get_num_threads()))
     rows = run_evaluate(args)
-    table = format_table(rows, _device(args.device).type)
+    table = format_table(rows, resolve_device(args.device).type)
     if args.output:
         Path(args.output).write_text(json.dumps(rows, indent=2) + "\n")
     return table

@@ -18,13 +18,14 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from .drawn import STROKE_FRACTION  # of the pad's height, as app/static/pad.js draws
+
 Stroke = list[tuple[float, float]]
 Sample = tuple[np.ndarray, str]
 
 FAMILIES = ("mnist", "strokes", "touching", "fonts")
 PAD_HEIGHT = 280  # the wide pad on the page is 3:1 at this height
 PAD_WIDTH = 840
-STROKE_FRACTION = 0.075  # of the pad's height, as app/static/pad.js draws
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
 FONTS = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSerif.ttf", "DejaVuSansMono.ttf",
          "DejaVuSansCondensed.ttf", "DejaVuSans-Oblique.ttf", "DejaVuSerif-Bold.ttf")  # fmt: skip

@@ -11,7 +11,6 @@ family and model, and per model how often the digit count is right.
 from __future__ import annotations
 
 import argparse
-import io
 import logging
 import time
 
@@ -24,6 +23,7 @@ from model_store.reading import Candidates, candidates_bytes, choose
 from model_store.serving import ServingHead
 
 from .data import load_split
+from .drawn import png_bytes
 from .evaluate import add_store_args, serving_heads
 from .numbers import FAMILIES, make_family
 
@@ -45,18 +45,16 @@ def add_read_eval_args(p: argparse.ArgumentParser, settings) -> None:
                    help="the rules' split alone, no alternatives for the model to choose from")  # fmt: skip
 
 
-def png(image: np.ndarray) -> bytes:
-    buf = io.BytesIO()
-    Image.fromarray(image).save(buf, "PNG")
-    return buf.getvalue()
-
-
 def split_all(samples: list[tuple[np.ndarray, str]], rules_only: bool = False) -> list[Candidates | None]:
     """Every picture's candidate digits (None where the segmenter refused the picture)."""
     out: list[Candidates | None] = []
     for image, _ in samples:
         try:
-            out.append(candidates_bytes(png(image), MAX_PIXELS, max_crops=0 if rules_only else MAX_CROPS))
+            out.append(
+                candidates_bytes(
+                    png_bytes(Image.fromarray(image)), MAX_PIXELS, max_crops=0 if rules_only else MAX_CROPS
+                )
+            )
         except ImageError:
             out.append(None)
     return out
