@@ -30,7 +30,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from .card import CARD_FILE, CheckpointError, ModelCard, read_card, sha256_file
-from .digit_detector import DETECTOR_KEYS
+from .digit_detector import DETECTOR_KEYS, detector_score
 
 CALIBRATION_FILE = "calibration.json"
 OOD_FILE = "ood.safetensors"
@@ -101,6 +101,29 @@ def mahalanobis_score(
 
 def energy_score(logits: torch.Tensor) -> torch.Tensor:
     return torch.logsumexp(logits.float(), dim=-1)
+
+
+def digit_score(
+    method: str,
+    *,
+    features: torch.Tensor,
+    logits: torch.Tensor,
+    summaries: torch.Tensor,
+    probs: torch.Tensor,
+    whitened_means: torch.Tensor | None = None,
+    whitening: torch.Tensor | None = None,
+    detector: tuple[torch.Tensor, ...] | None = None,
+) -> torch.Tensor:
+    """(B,) digit score of ``method`` from one forward pass: penultimate features (B, D), logits and
+    calibrated probabilities (B, C), layer summaries (B, S); the method's own tensors (the detector's
+    in ``DETECTOR_KEYS`` order). The one dispatch, for serving and for fitting the threshold."""
+    if method == "detector":
+        return detector_score(summaries, *detector)
+    if method == "mahalanobis":
+        return mahalanobis_score(features, whitened_means, whitening)
+    if method == "energy":
+        return energy_score(logits)
+    return probs.max(dim=-1).values
 
 
 # ---------------------------------------------------------------------------------------- files

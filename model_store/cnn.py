@@ -68,9 +68,20 @@ class CNN(nn.Module):
     def get_num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
-    def forward_features(self, images: torch.Tensor) -> torch.Tensor:
-        """(B, C, H, W) -> the hidden layer before the last linear (B, hidden), as ViT's CLS token."""
-        return self.classifier[:-1](self.features(images))
+    def forward_features(
+        self, images: torch.Tensor, hidden: list[torch.Tensor] | None = None
+    ) -> torch.Tensor:
+        """(B, C, H, W) -> the hidden layer before the last linear (B, hidden), as ViT's CLS token.
+        ``hidden``, when given, receives the output of every ReLU of the convolutional trunk
+        (B, C_i, H_i, W_i), for readers of the intermediate layers (``model_store.digit_detector``)."""
+        if hidden is None:
+            return self.classifier[:-1](self.features(images))
+        x = images
+        for layer in self.features:
+            x = layer(x)
+            if isinstance(layer, nn.ReLU):
+                hidden.append(x)
+        return self.classifier[:-1](x)
 
     def forward_head(self, features: torch.Tensor) -> torch.Tensor:
         return self.classifier[-1](features)

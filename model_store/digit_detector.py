@@ -20,51 +20,27 @@ import torch
 from torch import nn
 
 from .cnn import CNN
-from .vit import ViT, patchify
+from .vit import ViT
 
 DETECTOR_KEYS = ("detector.w1", "detector.b1", "detector.w2", "detector.b2")
-
-
-def _vit_layers(
-    model: ViT, x: torch.Tensor, return_attention: bool
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[torch.Tensor]]:
-    # ViT.forward_features, step by step, to read each block's output on the way.
-    cfg = model.cfg
-    tokens = model.to_patch_embedding(patchify(x, cfg.patch_size))
-    tokens = torch.cat([model.cls_token.expand(x.shape[0], -1, -1), tokens], dim=1) + model.pos_embedding
-    tokens = model.emb_drop(tokens)
-    summaries, attentions = [], []
-    for block in model.blocks:
-        tokens, weights = block(tokens, return_attention)
-        if weights is not None:
-            attentions.append(weights)
-        summaries += [tokens[:, 0], tokens[:, 1:].mean(1)]
-    tokens = model.norm(tokens)
-    features = tokens[:, 0]
-    summary = torch.cat([features, *summaries, tokens[:, 1:].mean(1)], dim=-1)
-    return features, model.forward_head(tokens), summary, attentions
-
-
-def _cnn_layers(model: CNN, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list]:
-    # CNN.forward_features, layer by layer.
-    summaries = []
-    for layer in model.features:
-        x = layer(x)
-        if isinstance(layer, nn.ReLU):
-            summaries += [x.mean((2, 3)), x.amax((2, 3))]
-    features = model.classifier[:-1](x)
-    summary = torch.cat([features, *summaries], dim=-1)
-    return features, model.forward_head(features), summary, []
 
 
 def layer_summaries(
     model: nn.Module, x: torch.Tensor, return_attention: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[torch.Tensor]]:
-    """Normalised pixels -> (penultimate features (B, D), logits (B, C), summaries (B, S), attention)."""
+    """Normalised pixels -> (penultimate features (B, D), logits (B, C), summaries (B, S), attention):
+    the model's own forward pass, its hidden layers summarised on the way."""
+    hidden: list[torch.Tensor] = []
     if isinstance(model, ViT):
-        return _vit_layers(model, x, return_attention)
+        tokens, attentions = model.forward_features(x, return_attention, hidden)
+        features = tokens[:, 0]
+        blocks = [s for h in hidden for s in (h[:, 0], h[:, 1:].mean(1))]
+        summary = torch.cat([features, *blocks, tokens[:, 1:].mean(1)], dim=-1)
+        return features, model.forward_head(tokens), summary, attentions
     if isinstance(model, CNN):
-        return _cnn_layers(model, x)
+        features = model.forward_features(x, hidden)
+        relus = [s for h in hidden for s in (h.mean((2, 3)), h.amax((2, 3)))]
+        return features, model.forward_head(features), torch.cat([features, *relus], dim=-1), []
     raise TypeError(f"no layer summaries for {type(model).__name__}")
 
 

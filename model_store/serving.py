@@ -19,9 +19,9 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .calibration import Calibration, energy_score, load_calibration, mahalanobis_score
+from .calibration import Calibration, digit_score, load_calibration
 from .checkpoint import CheckpointError, ModelCard
-from .digit_detector import DETECTOR_KEYS, detector_score, layer_summaries
+from .digit_detector import DETECTOR_KEYS, layer_summaries
 
 log = logging.getLogger(__name__)
 
@@ -97,15 +97,11 @@ class ServingHead(nn.Module):
     def head(self, features: torch.Tensor, logits: torch.Tensor, summary: torch.Tensor) -> torch.Tensor:
         """Features, logits, layer summaries -> (B, C + 1): calibrated probabilities and the digit score."""
         probs = torch.softmax(logits.float() / self.temperature, dim=-1)
-        if self.method == "detector":
-            score = detector_score(summary, self.detector_w1, self.detector_b1, self.detector_w2,
-                                   self.detector_b2)  # fmt: skip
-        elif self.method == "mahalanobis":
-            score = mahalanobis_score(features, self.whitened_means, self.whitening)
-        elif self.method == "energy":
-            score = energy_score(logits)
-        else:
-            score = probs.max(dim=-1).values
+        score = digit_score(
+            self.method, features=features, logits=logits, summaries=summary, probs=probs,
+            whitened_means=self.whitened_means, whitening=self.whitening,
+            detector=(self.detector_w1, self.detector_b1, self.detector_w2, self.detector_b2),
+        )  # fmt: skip
         return torch.cat([probs, score[:, None]], dim=-1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

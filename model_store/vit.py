@@ -220,9 +220,11 @@ class ViT(nn.Module):
             block.attn.fused_attn = enabled
 
     def forward_features(
-        self, images: torch.Tensor, return_attention: bool = False
+        self, images: torch.Tensor, return_attention: bool = False, hidden: list[torch.Tensor] | None = None
     ) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """(B, C, H, W) -> tokens (B, 1+N, dim) after the final norm, and per-layer attention."""
+        """(B, C, H, W) -> tokens (B, 1+N, dim) after the final norm, and per-layer attention.
+        ``hidden``, when given, receives every block's output tokens (B, 1+N, dim) on the way, for
+        readers of the intermediate layers (``model_store.digit_detector``)."""
         c, h, w = images.shape[1:]
         cfg = self.cfg
         assert (c, h, w) == (cfg.in_channels, cfg.image_size, cfg.image_size), (
@@ -238,6 +240,8 @@ class ViT(nn.Module):
             x, weights = block(x, return_attention)
             if weights is not None:
                 attentions.append(weights)
+            if hidden is not None:
+                hidden.append(x)
         return self.norm(x), attentions
 
     def forward_head(self, tokens: torch.Tensor) -> torch.Tensor:

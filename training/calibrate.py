@@ -29,12 +29,11 @@ from model_store import ModelStore, load_checkpoint, read_card
 from model_store.calibration import (
     METHODS,
     Calibration,
-    energy_score,
+    digit_score,
     fit_mahalanobis,
-    mahalanobis_score,
     save_calibration,
 )
-from model_store.digit_detector import DETECTOR_KEYS, detector_score
+from model_store.digit_detector import DETECTOR_KEYS
 from model_store.preprocess import ImageError, preprocess_bytes
 from model_store.serving import ServingHead, resolve_device
 
@@ -176,13 +175,12 @@ def drawn_uploads(args: argparse.Namespace, seeds: list[int]) -> torch.Tensor:
 
 
 def _scores(method: str, out: Outputs, temperature: float, maha, detector) -> torch.Tensor:
-    if method == "detector":
-        return detector_score(out.summaries, *(detector[k] for k in DETECTOR_KEYS))
-    if method == "mahalanobis":
-        return mahalanobis_score(out.features, *maha)
-    if method == "energy":
-        return energy_score(out.logits)
-    return torch.softmax(out.logits / temperature, -1).max(-1).values
+    return digit_score(
+        method, features=out.features, logits=out.logits, summaries=out.summaries,
+        probs=torch.softmax(out.logits.float() / temperature, dim=-1),
+        whitened_means=maha[0], whitening=maha[1],
+        detector=tuple(detector[k] for k in DETECTOR_KEYS) if detector is not None else None,
+    )  # fmt: skip
 
 
 def measure_method(method: str, sets: dict, temperature: float, maha, detector, val_flag_rate: float) -> dict:

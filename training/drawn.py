@@ -162,17 +162,26 @@ def render_strokes(
 ) -> Image.Image:
     """Strokes in 0..1 of the canvas *height* -> gray image, dark round-capped ink on white paper."""
     s = SUPERSAMPLE
-    img = Image.new("L", (width * s, height * s), PAPER)
+    paths = [smooth_path(stroke, height * s) for stroke in strokes]
+    return draw_paths(paths, (width, height), stroke_fraction * height, s)
+
+
+def draw_paths(
+    paths: list[list[tuple[float, float]]], size: tuple[int, int], line: float, supersample: int,
+    ink: int = INK,
+) -> Image.Image:  # fmt: skip
+    """Pen paths in supersampled pixels -> gray image of ``size``: ``line`` px wide ink on white paper,
+    round caps and joins (as pad.js strokes), drawn ``supersample`` times larger and box-reduced."""
+    s = supersample
+    img = Image.new("L", (size[0] * s, size[1] * s), PAPER)
     draw = ImageDraw.Draw(img)
-    line = stroke_fraction * height * s
-    r = line / 2
-    for stroke in strokes:
-        path = smooth_path(stroke, height * s)
+    r = line * s / 2
+    for path in paths:
         if len(path) > 1:
-            draw.line(path, fill=INK, width=max(1, round(line)), joint="curve")
+            draw.line(path, fill=ink, width=max(1, round(line * s)), joint="curve")
         for x, y in (path[0], path[-1]):  # round caps
-            draw.ellipse((x - r, y - r, x + r, y + r), fill=INK)
-    return img.resize((width, height), Image.Resampling.BOX)
+            draw.ellipse((x - r, y - r, x + r, y + r), fill=ink)
+    return img.resize(size, Image.Resampling.BOX)
 
 
 def png_bytes(img: Image.Image) -> bytes:

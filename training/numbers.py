@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from .drawn import STROKE_FRACTION  # of the pad's height, as app/static/pad.js draws
+# STROKE_FRACTION: the pen's width as a share of the pad's height, as app/static/pad.js draws
+from .drawn import STROKE_FRACTION, draw_paths
 
 Stroke = list[tuple[float, float]]
 Sample = tuple[np.ndarray, str]
@@ -101,19 +102,10 @@ def _extent(strokes: list[Stroke]) -> tuple[float, float]:
 def draw_strokes(
     strokes: list[Stroke], size: tuple[int, int], width: float, supersample: int = 2
 ) -> np.ndarray:
-    """Pixel strokes -> gray uint8 picture, dark ink on white, round caps and joins (pad.js)."""
-    w, h = size
+    """Pixel strokes -> gray uint8 picture, black ink on white, round caps and joins (pad.js)."""
     k = supersample
-    img = Image.new("L", (w * k, h * k), 255)
-    draw = ImageDraw.Draw(img)
-    r = width * k / 2
-    for stroke in strokes:
-        pts = [(x * k, y * k) for x, y in stroke]
-        if len(pts) > 1:
-            draw.line(pts, fill=0, width=max(1, round(width * k)), joint="curve")
-        for x, y in (pts[0], pts[-1]):
-            draw.ellipse((x - r, y - r, x + r, y + r), fill=0)
-    return np.asarray(img.resize((w, h), Image.Resampling.BOX))
+    paths = [[(x * k, y * k) for x, y in stroke] for stroke in strokes]
+    return np.asarray(draw_paths(paths, size, width, k, ink=0))
 
 
 def stroke_number(text: str, rng: np.random.Generator, touching: bool = False) -> np.ndarray:
