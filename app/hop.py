@@ -303,6 +303,7 @@ class EngineClient:
         self._next_id = 0
         self._task: asyncio.Task | None = None
         self.connected = asyncio.Event()
+        self.state_known = asyncio.Event()  # the engine's first STATE on this connection has arrived
         self.closing = False
 
     @property
@@ -356,6 +357,7 @@ class EngineClient:
     def _lost(self) -> None:
         self._protocol = None
         self.connected.clear()
+        self.state_known.clear()
         self.state = {"ready": False, "reason": "the engine went away; reconnecting"}
         pending, self._pending = self._pending, {}
         for p in pending.values():
@@ -380,6 +382,7 @@ class EngineClient:
             self.slots.give(p.slot)
         elif kind == Kind.STATE:
             self.state = json.loads(payload)
+            self.state_known.set()
             self.on_change()
 
     def submit(

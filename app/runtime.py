@@ -95,9 +95,7 @@ class EmbeddedEngine:
     async def engine_ready(self, client: EngineClient) -> None:
         """Wait until the engine has loaded (or refused) every model and the client is connected."""
         await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self.engine.loaded.wait(), self.loop))
-        await client.connected.wait()
-        while client.state.get("reason") == "not connected to the engine":
-            await asyncio.sleep(0.001)
+        await client.state_known.wait()
 
     async def stop(self, grace_s: float) -> None:
         async def drain_and_stop() -> None:
@@ -124,6 +122,7 @@ class Runtime:
         self.client: EngineClient | None = None
         self.embedded: EmbeddedEngine | None = None
         self.workers: ThreadPoolExecutor | None = None  # preprocessing (decode, JSON parsing)
+        self._catalogue_from: dict[str, Any] | None = None  # the WELCOME that self.models was built from
         self._previous_sigterm: Any = None
 
     @property
@@ -182,8 +181,9 @@ class Runtime:
         """A new WELCOME (catalogue) or STATE arrived, or the engine went away."""
         assert self.client is not None
         welcome = self.client.welcome
-        if welcome is None:
+        if welcome is None or welcome is self._catalogue_from:  # a STATE: the catalogue stands
             return
+        self._catalogue_from = welcome
         self.device = welcome["device"]
         self.models = {
             m["card"]["name"]: ServedModel(

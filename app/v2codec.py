@@ -145,6 +145,14 @@ def _json_tensor(data: list[Any] | None, count: int, datatype: str) -> np.ndarra
     return arr
 
 
+def output_metadata(classes: int) -> list[dict[str, Any]]:
+    """The outputs a model's metadata lists: every tensor ``encode_response`` can return."""
+    return [
+        {"name": name, "datatype": datatype, "shape": [-1, classes] if name == "probabilities" else [-1]}
+        for name, datatype in OUTPUTS.items()
+    ]
+
+
 def _outputs(req: V2InferRequest) -> list[tuple[str, bool]]:
     default_binary = bool((req.parameters or {}).get("binary_data_output", False))
     if not req.outputs:
@@ -176,7 +184,7 @@ def encode_response(
         entry: dict[str, Any] = {
             "name": name,
             "datatype": OUTPUTS[name],
-            "shape": [n, 10] if arr.ndim == 2 else [n],
+            "shape": list(arr.shape),
         }
         if binary:
             blob = arr.tobytes()

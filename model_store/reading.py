@@ -88,8 +88,9 @@ def candidates_bytes(data: bytes, max_pixels: int, max_digits: int = 32, max_cro
 def candidates(page: Page, max_crops: int = 64) -> Candidates:
     """All alternatives when they fit in ``max_crops`` crops (fewer cuts tried when they do not),
     else the rule-based digits alone."""
+    strokes = [_strokes(page, rules) for rules in page.lines]  # measured once, cut per limit
     for limit in CUT_INK:
-        lines = [_pieces(page, line, limit) for line in page.lines]
+        lines = [_pieces(line, rules, limit) for line, rules in zip(strokes, page.lines, strict=True)]
         runs = [_runs(line, rules) for line, rules in zip(lines, page.lines, strict=True)]
         if sum(len(r) for r in runs) <= max_crops:
             break
@@ -159,25 +160,46 @@ class _Line:
     height: float  # the line's digit height
 
 
+@dataclass(slots=True)
+class _Stroke:
+    """One connected stroke of a line, measured once for every cut limit tried."""
+
+    comp: Part
+    mask: np.ndarray  # its pixels within its box
+    rows: np.ndarray  # page rows with its ink
+    ink: np.ndarray | None  # per column, in stroke widths; None: narrow enough to be one digit, never cut
+
+
 def _height(rules: list[Part]) -> float:
     return float(np.median([p.height for p in rules]))
 
 
-def _pieces(page: Page, rules: list[Part], cut_ink: float) -> _Line:
-    """The line's strokes left to right, the wide ones cut at every column where two digits may
-    touch (the rules' cuts among them), crossing at most ``cut_ink`` stroke widths."""
+def _strokes(page: Page, rules: list[Part]) -> list[_Stroke]:
+    """The connected strokes of the line that ``rules`` (its rule-based digits) make up."""
     height = _height(rules)
     in_line = {label for p in rules for label in p.labels}
-    rule_cuts = {c for p in rules if p.cols is not None for c in p.cols}
-    pieces: list[tuple[Part, float, float, np.ndarray]] = []
+    out = []
     for comp in page.components:
         if comp.labels[0] not in in_line:
             continue
         mask = page.labels[comp.y0 : comp.y1, comp.x0 : comp.x1] == comp.labels[0]
-        if comp.width <= CUT_FROM * height:
-            pieces.append((comp, 0.0, 0.0, comp.y0 + np.flatnonzero(mask.any(axis=1))))
+        rows = comp.y0 + np.flatnonzero(mask.any(axis=1))
+        ink = mask.sum(axis=0) / stroke_width(mask) if comp.width > CUT_FROM * height else None
+        out.append(_Stroke(comp, mask, rows, ink))
+    return out
+
+
+def _pieces(strokes: list[_Stroke], rules: list[Part], cut_ink: float) -> _Line:
+    """The line's strokes left to right, the wide ones cut at every column where two digits may
+    touch (the rules' cuts among them), crossing at most ``cut_ink`` stroke widths."""
+    height = _height(rules)
+    rule_cuts = {c for p in rules if p.cols is not None for c in p.cols}
+    pieces: list[tuple[Part, float, float, np.ndarray]] = []
+    for s in strokes:
+        comp, mask, ink = s.comp, s.mask, s.ink
+        if ink is None:
+            pieces.append((comp, 0.0, 0.0, s.rows))
             continue
-        ink = mask.sum(axis=0) / stroke_width(mask)
         cuts = _cuts(ink, height, cut_ink, {c - comp.x0 for c in rule_cuts})
         for a, b in zip([0, *cuts], [*cuts, comp.width], strict=True):
             part = column_piece(comp, mask, a, b)

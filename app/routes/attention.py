@@ -56,40 +56,40 @@ async def attention(
     images = await read_images(request, runtime)
     answer = await infer(request, runtime, served, images, started, Op.ATTENTION)
     out = answer.prediction()
-    out.update(split_attention(answer.outputs[0], served.attention))
-    xs = images
+    maps = split_attention(answer.outputs[0], served.attention)
     if format == "png":
         if layer is None:
-            heat = out["rollout"]
+            heat = maps["rollout"]
         elif head is None:
-            heat = out["attention_mean"][layer]
+            heat = maps["attention_mean"][layer]
         else:
-            heat = out["attention"][layer][head]
-        png = await runtime.run_cpu(overlay_png, xs[0], np.asarray(heat, dtype=np.float32), scale)
+            heat = maps["attention"][layer][head]
+        png = await runtime.run_cpu(overlay_png, images[0], heat, scale)
         headers = {"X-Digit": str(out["digit"]), "X-Confidence": f"{out['confidence']:.6f}"}
         return Response(png, media_type="image/png", headers=headers)
     return JSONResponse(
         {
             "model": served.name,
             **out,
+            **{key: value.tolist() for key, value in maps.items()},
             "grid_size": int(cfg["image_size"]) // int(cfg["patch_size"]),
             "patch_size": int(cfg["patch_size"]),
             "layers": layers,
             "heads": heads,
-            "input": xs[0].tolist(),
+            "input": images[0].tolist(),
             "timing": answer.timing(),
         }
     )
 
 
-def split_attention(row: np.ndarray, a: dict[str, int]) -> dict[str, list]:
-    """An attention output row (see engine.models.AttentionLayout) -> the response's nested lists."""
+def split_attention(row: np.ndarray, a: dict[str, int]) -> dict[str, np.ndarray]:
+    """An attention output row (see engine.models.AttentionLayout) -> the response's arrays (views)."""
     layers, heads, n = a["layers"], a["heads"], a["patches"]
     at = a["classes"] + 1
     parts = {}
     for key, shape in (("attention", (layers, heads, n)), ("cls_attention", (layers, heads)),
                        ("attention_mean", (layers, n)), ("rollout", (n,))):  # fmt: skip
         size = int(np.prod(shape))
-        parts[key] = row[at : at + size].reshape(shape).tolist()
+        parts[key] = row[at : at + size].reshape(shape)
         at += size
     return parts

@@ -16,7 +16,7 @@ from ..pipeline import infer as run_inference
 from ..pipeline import serving
 from ..runtime import ServedModel
 from ..schemas import V2InferRequest, V2InferResponse, V2ModelMetadata, V2ModelReady, V2ServerMetadata
-from ..v2codec import HEADER_LENGTH, decompress, encode_response, parse_request
+from ..v2codec import HEADER_LENGTH, decompress, encode_response, output_metadata, parse_request
 
 router = APIRouter(prefix="/v2", tags=["v2 (Open Inference Protocol)"])
 
@@ -49,12 +49,7 @@ def _metadata(served: ServedModel) -> dict:
             {"name": "image", "datatype": "UINT8", "shape": [-1, 28, 28]},
             {"name": "image", "datatype": "FP32", "shape": [-1, 1, 28, 28]},
         ],
-        "outputs": [
-            {"name": "probabilities", "datatype": "FP32", "shape": [-1, 10]},
-            {"name": "digit", "datatype": "INT64", "shape": [-1]},
-            {"name": "digit_score", "datatype": "FP32", "shape": [-1]},
-            {"name": "is_digit", "datatype": "BOOL", "shape": [-1]},
-        ],
+        "outputs": output_metadata(len(served.card.labels)),
     }
 
 
