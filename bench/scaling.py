@@ -2,9 +2,9 @@
 
 1. **Worker sweep**: ``python -m app`` with WORKERS = 1..N. ``GET /v1/noop`` measures the front end alone
    (HTTP in, JSON out, no engine); a single-PNG predict measures the whole path (upload, decode,
-   preprocess, hop, batcher, model, answer). req/s at 64 connections, p50 at 1 connection, mean batch
-   size (from /metrics), and memory of the whole process tree (RSS and PSS summed over the supervisor,
-   the engine and every worker) idle and under load.
+   preprocess, hop, batcher, model, answer). req/s at 64 connections (``--connections``), p50 at 1
+   connection, mean batch size (from /metrics), and memory of the whole process tree (RSS and PSS
+   summed over the supervisor, the engine and every worker) idle and under load.
 2. **Before/after** (``--baseline REV``): the service as it was at REV (default: the last single-process
    commit), from a git worktree, on the same checkpoints and bodies, alternating rounds with today's.
    Its card reader predates calibration, so it reads a copy of the store without the calibration fields
@@ -133,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", default="", help="comma list (default: 1..usable cores)")
     p.add_argument("--models", default="vit-mnist,cnn-mnist", help="default: vit-mnist,cnn-mnist")
     p.add_argument("--seconds", type=float, default=6.0, help="measured seconds per run (6)")
+    p.add_argument("--connections", type=int, default=64,
+                   help="connections of the loaded runs (64; the GPU figures use 256)")  # fmt: skip
     p.add_argument("--rounds", type=int, default=2, help="alternating rounds for before/after (2)")
     p.add_argument(
         "--baseline", default=BASELINE_REV, help=f"git rev to compare with ({BASELINE_REV}); '' skips"
@@ -161,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": cpus,
         "seconds": args.seconds,
         "wrk_threads": threads,
+        "connections": args.connections,
         "sweep": [],
         "baseline": [],
     }
@@ -170,17 +173,17 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(1.0)  # let the workers finish their own start-up work before measuring idle memory
             idle = tree_memory_mb(server.proc.pid)
             for route, (target, model) in routes.items():
-                r64 = measure(server, target, 64, args.seconds, threads, model)
+                loaded_run = measure(server, target, args.connections, args.seconds, threads, model)
                 loaded = tree_memory_mb(server.proc.pid)
                 r1 = measure(server, target, 1, args.seconds / 2, 1, model)
                 row = {
                     "workers": workers,
                     "route": route,
-                    "rps_64": round(r64["ok_per_s"], 1),
-                    "p50_64_ms": r64["p50_ms"],
-                    "p99_64_ms": r64["p99_ms"],
-                    "non_2xx": r64["requests"] - r64["ok"],
-                    "mean_batch_64": r64["mean_batch"],
+                    "rps": round(loaded_run["ok_per_s"], 1),
+                    "p50_ms": loaded_run["p50_ms"],
+                    "p99_ms": loaded_run["p99_ms"],
+                    "non_2xx": loaded_run["requests"] - loaded_run["ok"],
+                    "mean_batch": loaded_run["mean_batch"],
                     "p50_1_ms": r1["p50_ms"],
                     "rps_1": round(r1["ok_per_s"], 1),
                     "memory_idle": idle,
@@ -188,8 +191,8 @@ def main(argv: list[str] | None = None) -> int:
                 }
                 result["sweep"].append(row)
                 print(
-                    f"workers={workers} {route:14} 64c {row['rps_64']:8.0f} req/s (batch "
-                    f"{row['mean_batch_64']}) | 1c p50 {row['p50_1_ms']:.2f} ms | PSS idle "
+                    f"workers={workers} {route:14} {args.connections}c {row['rps']:8.0f} req/s (batch "
+                    f"{row['mean_batch']}) | 1c p50 {row['p50_1_ms']:.2f} ms | PSS idle "
                     f"{idle['pss_mb']:.0f} MB, load {loaded['pss_mb']:.0f} MB",
                     flush=True,
                 )
@@ -207,20 +210,22 @@ def main(argv: list[str] | None = None) -> int:
                     )
                     with server:
                         for m, target in png.items():
-                            r64 = wrk.run_wrk(server.port, target, 64, 1.0, args.seconds, threads)
+                            loaded_run = wrk.run_wrk(
+                                server.port, target, args.connections, 1.0, args.seconds, threads
+                            )
                             r1 = wrk.run_wrk(server.port, target, 1, 0.5, args.seconds / 2, 1)
                             row = {
                                 "round": rnd,
                                 "version": label,
                                 "model": m,
-                                "rps_64": round(r64["ok_per_s"], 1),
+                                "rps": round(loaded_run["ok_per_s"], 1),
                                 "p50_1_ms": r1["p50_ms"],
-                                "p99_64_ms": r64["p99_ms"],
+                                "p99_ms": loaded_run["p99_ms"],
                             }
                             result["baseline"].append(row)
                             print(
-                                f"{label:6} round {rnd} {m:10} 64c {row['rps_64']:8.0f} req/s | 1c p50 "
-                                f"{row['p50_1_ms']:.2f} ms",
+                                f"{label:6} round {rnd} {m:10} {args.connections}c {row['rps']:8.0f} req/s | "
+                                f"1c p50 {row['p50_1_ms']:.2f} ms",
                                 flush=True,
                             )
 
@@ -240,13 +245,14 @@ def markdown(result: dict) -> str:
         f"{result['seconds']:g} s per run; load average after {result['load_avg_1m_after']}.",
         "",
     ]
-    one = {r["route"]: r["rps_64"] for r in result["sweep"] if r["workers"] == 1}
+    one = {r["route"]: r["rps"] for r in result["sweep"] if r["workers"] == 1}
+    c = result["connections"]
     lines += md_table(
-        ["workers", "route", "req/s @64", "x vs 1 worker", "mean batch", "p50 @64 ms", "p99 @64 ms",
+        ["workers", "route", f"req/s @{c}", "x vs 1 worker", "mean batch", f"p50 @{c} ms", f"p99 @{c} ms",
          "p50 @1 ms", "PSS idle / load MB", "RSS idle / load MB"],
-        [[r["workers"], r["route"], f"{r['rps_64']:.0f}",
-          f"{r['rps_64'] / one[r['route']]:.2f}" if one.get(r["route"]) else "-", r["mean_batch_64"] or "-",
-          f"{r['p50_64_ms']:.2f}", f"{r['p99_64_ms']:.2f}", f"{r['p50_1_ms']:.2f}",
+        [[r["workers"], r["route"], f"{r['rps']:.0f}",
+          f"{r['rps'] / one[r['route']]:.2f}" if one.get(r["route"]) else "-", r["mean_batch"] or "-",
+          f"{r['p50_ms']:.2f}", f"{r['p99_ms']:.2f}", f"{r['p50_1_ms']:.2f}",
           f"{r['memory_idle']['pss_mb']:.0f} / {r['memory_load']['pss_mb']:.0f}",
           f"{r['memory_idle']['rss_mb']:.0f} / {r['memory_load']['rss_mb']:.0f}"] for r in result["sweep"]],
         text_columns=2,
@@ -258,8 +264,8 @@ def markdown(result: dict) -> str:
             "",
         ]
         lines += md_table(
-            ["round", "version", "model", "req/s @64", "p99 @64 ms", "p50 @1 ms"],
-            [[r["round"], r["version"], r["model"], f"{r['rps_64']:.0f}", f"{r['p99_64_ms']:.2f}",
+            ["round", "version", "model", f"req/s @{c}", f"p99 @{c} ms", "p50 @1 ms"],
+            [[r["round"], r["version"], r["model"], f"{r['rps']:.0f}", f"{r['p99_ms']:.2f}",
               f"{r['p50_1_ms']:.2f}"] for r in result["baseline"]],
             text_columns=3,
         )  # fmt: skip
