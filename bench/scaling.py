@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import tempfile
 import time
@@ -124,6 +125,52 @@ def baseline_process(tree: Path, store: Path, env: dict[str, str]) -> ServicePro
     return ServiceProcess({**env, "MODEL_STORE_DIR": str(store)}, workers=None, cwd=tree)
 
 
+def before_after(args, env: dict[str, str], store: Path, routes: dict, models: list[str], threads: int):
+    """Both versions up side by side (an idle one costs nothing). Throughput: alternating loaded runs.
+    Latency at 1 client: many short runs, alternating version by version, so that the machine's drift
+    hits both alike; reported as the median of the paired differences (after - before)."""
+    auto_workers = Settings(device=args.device).worker_count(available_cpus(), nvidia_gpu_present())
+    png = {m: routes[f"png {m}"][0] for m in models}
+    loaded: list[dict] = []
+    p50s: dict[str, dict[str, list[float]]] = {m: {"before": [], "after": []} for m in models}
+    with (
+        baseline_tree(args.baseline, store) as (tree, old_store),
+        baseline_process(tree, old_store, env) as before,
+        ServiceProcess(env, workers=auto_workers) as after,  # as shipped: WORKERS=auto
+    ):
+        versions = {"before": before, "after": after}
+        for rnd in range(args.rounds):
+            for label, server in versions.items():
+                for m, target in png.items():
+                    run = wrk.run_wrk(server.port, target, args.connections, 1.0, args.seconds, threads)
+                    row = {"round": rnd, "version": label, "model": m, "rps": round(run["ok_per_s"], 1)}
+                    loaded.append(row | {"p99_ms": run["p99_ms"]})
+                    print(
+                        f"{label:6} round {rnd} {m:10} {args.connections}c {row['rps']:8.0f} req/s",
+                        flush=True,
+                    )
+        for _ in range(args.latency_rounds):
+            for m, target in png.items():
+                for label, server in versions.items():
+                    p50s[m][label].append(wrk.run_wrk(server.port, target, 1, 0.3, 1.0, 1)["p50_ms"])
+    ab = {}
+    for m, runs in p50s.items():
+        diffs = [a - b for a, b in zip(runs["after"], runs["before"], strict=True)]
+        ab[m] = {
+            "before_p50_ms": runs["before"],
+            "after_p50_ms": runs["after"],
+            "median_before_ms": round(statistics.median(runs["before"]), 3),
+            "median_after_ms": round(statistics.median(runs["after"]), 3),
+            "median_paired_diff_ms": round(statistics.median(diffs), 3),
+        }
+        print(
+            f"{m}: p50 @1 before {ab[m]['median_before_ms']:.2f} ms, after {ab[m]['median_after_ms']:.2f} "
+            f"ms, paired difference {ab[m]['median_paired_diff_ms']:+.2f} ms ({len(diffs)} pairs)",
+            flush=True,
+        )
+    return loaded, ab
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m bench.scaling",
@@ -135,7 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=6.0, help="measured seconds per run (6)")
     p.add_argument("--connections", type=int, default=64,
                    help="connections of the loaded runs (64; the GPU figures use 256)")  # fmt: skip
-    p.add_argument("--rounds", type=int, default=2, help="alternating rounds for before/after (2)")
+    p.add_argument("--rounds", type=int, default=2, help="alternating loaded rounds for before/after (2)")
+    p.add_argument("--latency-rounds", type=int, default=15,
+                   help="alternating 1-client runs per version and model for before/after (15)")  # fmt: skip
     p.add_argument(
         "--baseline", default=BASELINE_REV, help=f"git rev to compare with ({BASELINE_REV}); '' skips"
     )
@@ -166,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         "connections": args.connections,
         "sweep": [],
         "baseline": [],
+        "latency_ab": {},
     }
 
     for workers in sweep:
@@ -198,36 +248,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
 
     if args.baseline:
-        auto_workers = Settings(device=args.device).worker_count(cpus, nvidia_gpu_present())  # as shipped
-        png = {m: routes[f"png {m}"][0] for m in models}
-        with baseline_tree(args.baseline, store) as (tree, old_store):
-            for rnd in range(args.rounds):
-                for label in ("before", "after"):
-                    server = (
-                        baseline_process(tree, old_store, env)
-                        if label == "before"
-                        else ServiceProcess(env, workers=auto_workers)
-                    )
-                    with server:
-                        for m, target in png.items():
-                            loaded_run = wrk.run_wrk(
-                                server.port, target, args.connections, 1.0, args.seconds, threads
-                            )
-                            r1 = wrk.run_wrk(server.port, target, 1, 0.5, args.seconds / 2, 1)
-                            row = {
-                                "round": rnd,
-                                "version": label,
-                                "model": m,
-                                "rps": round(loaded_run["ok_per_s"], 1),
-                                "p50_1_ms": r1["p50_ms"],
-                                "p99_ms": loaded_run["p99_ms"],
-                            }
-                            result["baseline"].append(row)
-                            print(
-                                f"{label:6} round {rnd} {m:10} {args.connections}c {row['rps']:8.0f} req/s | "
-                                f"1c p50 {row['p50_1_ms']:.2f} ms",
-                                flush=True,
-                            )
+        result["baseline"], result["latency_ab"] = before_after(args, env, store, routes, models, threads)
 
     result["load_avg_1m_after"] = round(os.getloadavg()[0], 2)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -264,10 +285,24 @@ def markdown(result: dict) -> str:
             "",
         ]
         lines += md_table(
-            ["round", "version", "model", f"req/s @{c}", f"p99 @{c} ms", "p50 @1 ms"],
-            [[r["round"], r["version"], r["model"], f"{r['rps']:.0f}", f"{r['p99_ms']:.2f}",
-              f"{r['p50_1_ms']:.2f}"] for r in result["baseline"]],
+            ["round", "version", "model", f"req/s @{c}", f"p99 @{c} ms"],
+            [[r["round"], r["version"], r["model"], f"{r['rps']:.0f}", f"{r['p99_ms']:.2f}"]
+             for r in result["baseline"]],
             text_columns=3,
+        )  # fmt: skip
+    if result.get("latency_ab"):
+        n = len(next(iter(result["latency_ab"].values()))["before_p50_ms"])
+        lines += [
+            "",
+            f"p50 at 1 client, {n} alternating 1-s runs per version (medians; the difference is the "
+            "median of the run-by-run paired differences):",
+            "",
+        ]
+        lines += md_table(
+            ["model", "before ms", "after ms", "after - before ms"],
+            [[m, f"{a['median_before_ms']:.2f}", f"{a['median_after_ms']:.2f}",
+              f"{a['median_paired_diff_ms']:+.2f}"] for m, a in result["latency_ab"].items()],
+            text_columns=1,
         )  # fmt: skip
     return "\n".join(lines) + "\n"
 
