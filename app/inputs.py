@@ -39,6 +39,22 @@ _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 T = TypeVar("T")
 
 
+# Content types that say nothing about the body: none at all, generic bytes (requests' `data=`), and
+# curl's default for `--data-binary`. Such a body is read as an image when its first bytes say so.
+GENERIC_MEDIA_TYPES = frozenset({"", "application/octet-stream", "application/x-www-form-urlencoded"})
+
+
+def looks_like_image(data: bytes) -> bool:
+    """The file signature of a format the decoder reads (PNG, JPEG, GIF, WebP, BMP). None of them can
+    begin a JSON document or a form, so a JSON or generic content type with such a body is a mislabelled
+    upload (httpie labels a piped file as JSON), not a malformed one."""
+    return (
+        data.startswith((_PNG_SIGNATURE, b"\xff\xd8\xff", b"GIF87a", b"GIF89a"))
+        or (data[:4] == b"RIFF" and data[8:12] == b"WEBP")
+        or (data[:2] == b"BM" and data[6:10] == b"\0\0\0\0")  # BMP: reserved header bytes are zero
+    )
+
+
 def is_small_png(data: bytes) -> bool:
     """A PNG of at most INLINE_MAX_SIDE per side, read from its header (no decoding)."""
     if len(data) > INLINE_MAX_BYTES or data[:8] != _PNG_SIGNATURE or data[12:16] != b"IHDR":
@@ -124,17 +140,26 @@ async def read_payload(request: Request, settings: Settings, form: BodyForm) -> 
     if media == "multipart/form-data":
         return Payload(form, images=await _read_multipart(request, settings, form))
     if media.startswith("image/"):
-        if not form.raw_image:
-            raise UnsupportedMediaType("a batch is sent as multipart `files` or JSON, not as one raw image")
         if media not in SUPPORTED_MEDIA_TYPES:
             raise UnsupportedMediaType(
                 f"content type {media} is not supported; send PNG, JPEG, WebP, BMP or GIF"
             )
-        return Payload(form, images=[await request.body()])
-    if media == "application/json" or media.endswith("+json"):
-        return Payload(form, json_body=await request.body())
+        return _raw_image(form, await request.body())
+    is_json = media == "application/json" or media.endswith("+json")
+    if is_json or media in GENERIC_MEDIA_TYPES:
+        body = await request.body()
+        if looks_like_image(body):
+            return _raw_image(form, body)
+        if is_json:
+            return Payload(form, json_body=body)
     shown = media or "none"
     raise UnsupportedMediaType(f"content type {shown} is not supported; send {ACCEPTED}")
+
+
+def _raw_image(form: BodyForm, body: bytes) -> Payload:
+    if not form.raw_image:
+        raise UnsupportedMediaType("a batch is sent as multipart `files` or JSON, not as one raw image")
+    return Payload(form, images=[body])
 
 
 async def _read_multipart(request: Request, settings: Settings, form: BodyForm) -> list[bytes]:
@@ -148,8 +173,12 @@ async def _read_multipart(request: Request, settings: Settings, form: BodyForm) 
     try:
         names = form.fields
         uploads = [u for name in names for u in parts.getlist(name)]
+        if not uploads:  # the files under another name (`image`, `upload`, ...) when that is unambiguous
+            files = [u for _, u in parts.multi_items() if isinstance(u, UploadFile)]
+            if files and (form.batch or len(files) == 1):
+                uploads = files
         if not uploads:
-            other = [k for k in parts if k not in names]
+            other = list(dict.fromkeys(parts))
             hint = f" (got {', '.join(other)})" if other else ""
             raise InvalidInput(f"multipart field `{names[0]}` is missing{hint}")
         if len(uploads) > limit:

@@ -8,6 +8,7 @@ import base64
 import numpy as np
 import pytest
 
+from app.inputs import looks_like_image
 from app.main import create_app
 from testkit.digits import drawn_mnist_digits
 from testkit.images import png_declaring
@@ -46,8 +47,21 @@ def test_not_an_image_truncated_and_unsupported(client, digits):
     check(client.post(PREDICT, **raw(png, "text/plain")), 415, "text/plain")
     check(client.post(PREDICT, **raw(png, "image/tiff")), 415, "image/tiff")
     check(client.post(PREDICT, **raw(png_bytes(digits[0][0], fmt="TIFF"), "image/png")), 415, "TIFF")
-    check(client.post(PREDICT, content=png), 415)  # no content type at all
+    check(client.post(PREDICT, content=b"digit=7"), 415, "none")  # no content type, and not an image
+    check(client.post(PREDICT, **raw(b"\x00\x01", "application/octet-stream")), 415, "octet-stream")
     check(client.post(PREDICT, data={"a": "b"}), 415, "x-www-form-urlencoded")
+    # A generic or JSON label on image bytes is read as the image, but never where a batch is expected.
+    check(client.post(f"/v1/models/{VIT}/predict/batch", **raw(png, "application/json")), 415, "multipart")
+
+
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG", "GIF", "WEBP", "BMP"])
+def test_every_decoded_format_is_recognised_by_its_first_bytes(digits, fmt):
+    assert looks_like_image(png_bytes(digits[0][0], fmt=fmt))
+
+
+@pytest.mark.parametrize("body", [b'{"image": "..."}', b"[]", b"image=abc", b"BMW=1", b"RIFF1234WAVE", b""])
+def test_json_and_forms_are_not_taken_for_images(body):
+    assert not looks_like_image(body)
 
 
 def test_bad_json_and_fields_are_422(client):
@@ -65,7 +79,9 @@ def test_bad_json_and_fields_are_422(client):
     check(client.post(PREDICT, **raw(deep, "application/json")), 422, "JSON")
     r = client.post(f"/v2/models/{VIT}/infer", content=deep)
     assert r.status_code == 400 and "JSON" in r.json()["error"]
-    check(client.post(PREDICT, files={"image": ("x.png", b"x", "image/png")}), 422, "`file` is missing")
+    two = {"a": ("a.png", b"x", "image/png"), "b": ("b.png", b"x", "image/png")}
+    check(client.post(PREDICT, files=two), 422, "`file` is missing", "a, b")  # which one is the image?
+    check(client.post(PREDICT, files={"note": (None, "hi")}), 422, "`file` is missing", "note")  # no file
     check(client.post(PREDICT, files={"file": (None, "text value")}), 422, "must be a file")
 
 

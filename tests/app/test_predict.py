@@ -56,6 +56,20 @@ def single_routes(u8: np.ndarray):
     yield "json base64", {"json": {"image": b64(png)}}
     yield "json data URL", {"json": {"image": b64(png, data_url=True)}}
     yield "json pixels", {"json": {"pixels": u8.tolist()}}
+    # What standard clients send when not told otherwise: the body's own bytes say it is an image.
+    yield "multipart, another field name", {"files": {"image": ("digit.png", png, "image/png")}}
+    yield "raw, no content type (requests' data=)", {"content": png}
+    yield (
+        "raw, application/octet-stream",
+        {"content": png, "headers": {"content-type": "application/octet-stream"}},
+    )
+    yield "raw, curl --data-binary's form type", {
+        "content": png, "headers": {"content-type": "application/x-www-form-urlencoded"},
+    }  # fmt: skip
+    yield (
+        "raw, labelled JSON (httpie piping a file)",
+        {"content": png, "headers": {"content-type": "application/json"}},
+    )
 
 
 def test_every_single_image_route_matches_the_model_in_process(served, digits):
