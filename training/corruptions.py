@@ -243,6 +243,21 @@ def uneven_paper(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     return _encode(Image.fromarray(_u8(page)).convert("RGB"), "JPEG", quality=int(rng.integers(60, 91)))
 
 
+def photo_of_page(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """A phone photo of a page with one digit written on it: 2 megapixels, the digit 12-25% of the
+    page's height (its ink well under 1% of the picture), light falling off, camera blur, grain, JPEG."""
+    width, height = 1600, 1200
+    ink = _on_canvas(_ink(u8, int(height * rng.uniform(0.12, 0.25))), width, height, rng)
+    yy, xx = np.ogrid[0:height, 0:width]
+    ang = rng.uniform(0, 2 * np.pi)
+    light = 0.92 - rng.uniform(0.15, 0.35) * (np.cos(ang) * xx / width + np.sin(ang) * yy / height + 1) / 2
+    page = Image.fromarray(_u8(light * (1.0 - 0.85 * ink))).filter(
+        ImageFilter.GaussianBlur(rng.uniform(0.5, 2.0))
+    )
+    grainy = np.asarray(page, np.float32) / 255.0 + 0.015 * rng.standard_normal((height, width), np.float32)
+    return _encode(Image.fromarray(_u8(grainy)).convert("RGB"), "JPEG", quality=int(rng.integers(80, 93)))
+
+
 def inverted(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     """Chalk on a blackboard: light strokes on a dark, slightly noisy board."""
     side = _side(rng)
@@ -272,6 +287,7 @@ FAMILIES: dict[str, dict[str, Corruption]] = {
     "paper": {
         "coloured_paper": coloured_paper,
         "uneven_paper": uneven_paper,
+        "photo_of_page": photo_of_page,
         "inverted": inverted,
         "transparent": transparent,
     },

@@ -102,6 +102,11 @@ def variants(u8: np.ndarray):
     canvas[280:364, 30:114] = upscale(u8, 84)  # small, far off-centre
     yield "small off-centre", png_bytes(canvas)
     yield "large 2000px", png_bytes(255 - upscale(u8, 2000))
+    yy, xx = np.ogrid[0:1500, 0:2000]
+    light = 235 * (0.75 + 0.2 * xx / 2000 - 0.15 * (yy / 1500 - 0.5) ** 2)  # brighter to the right
+    page = light * (1 - 0.9 * np.pad(upscale(u8, 225) / 255.0, ((600, 675), (900, 875))))
+    photo = Image.fromarray(page.astype(np.uint8)).filter(ImageFilter.GaussianBlur(2))
+    yield "photo of a page, the digit's ink 0.3% of it", png_bytes(photo, fmt="JPEG", quality=90)
     yield "JPEG", png_bytes(np.repeat((255 - big)[..., None], 3, -1), "RGB", fmt="JPEG", quality=75)
     yield "GIF P-mode", png_bytes(Image.fromarray(255 - big).convert("P"), fmt="GIF")
     yield "WebP", png_bytes(255 - big, fmt="WEBP", quality=90)
