@@ -63,6 +63,7 @@ GRAIN = 3.0  # residuals under GRAIN x the paper's noise (sigma) are grain, not 
 MIN_FLOOR = 0.03  # and so are residuals under 3% of the ink's contrast (JPEG halos, leftover shading)
 UNEVEN = 0.06  # border patches differing by more than this: uneven light, subtract a local background
 COARSE_SIDE = 40  # the digit is located on a copy reduced to about this side (noise averaged out)
+SHEET_CONTRAST = 0.2  # a photographed sheet is at least this much lighter than the surface it lies on
 
 
 def pixels_to_array(pixels: object, where: str = "pixels") -> np.ndarray:
@@ -101,6 +102,83 @@ def _median(v: np.ndarray) -> float:
 def _border(x: np.ndarray) -> np.ndarray:
     b = max(1, min(x.shape) // 20)
     return np.concatenate([x[:b].ravel(), x[-b:].ravel(), x[:, :b].ravel(), x[:, -b:].ravel()])
+
+
+def _shifts(mask: np.ndarray, pad: bool) -> list[np.ndarray]:
+    p = np.pad(mask, 1, constant_values=pad)
+    h, w = mask.shape
+    return [p[dy : dy + h, dx : dx + w] for dy in range(3) for dx in range(3)]
+
+
+def _surface_removed(gray: np.ndarray) -> np.ndarray:
+    """A photo of a sheet of paper with the surface it lies on in view (a table along one side, around
+    it, in the corners of a tilted sheet): that surface painted over with the sheet's level.
+
+    The sheet is the picture's dominant level. The surface is what is much darker than the sheet,
+    reaches the picture's edge along at least 15% of it, and is thicker than a pen stroke; strokes
+    (also dark, but thin, and touching the edge rarely and briefly) are left alone. Anything else (a
+    scan, a canvas, a page filling the frame, light ink on a dark board) is returned as it is."""
+    if min(gray.shape) < 64:
+        return gray
+    coarse, f = _coarse(gray)
+    level = _median(coarse.ravel())
+    dark = coarse < level - SHEET_CONTRAST
+    edge = np.zeros_like(dark)
+    edge[0], edge[-1], edge[:, 0], edge[:, -1] = True, True, True, True
+    if dark[edge].mean() < 0.15:
+        return gray
+    thick = np.logical_and.reduce(_shifts(dark, pad=True))  # 3x3 erosion: strokes vanish
+    surface, grown = thick & edge, None
+    while grown is None or not np.array_equal(grown, surface):  # everything dark connected to it
+        grown, surface = surface, np.logical_or.reduce(_shifts(surface, pad=False)) & dark
+    if surface[edge].mean() < 0.15:
+        return gray
+    for _ in range(2):  # and the sheet's blurred, shaded edge
+        surface = np.logical_or.reduce(_shifts(surface, pad=False))
+    table = _median(coarse[surface])
+    # and the frame's edge, where the last specks of the surface hide: no digit sits there
+    surface[:2], surface[-2:], surface[:, :2], surface[:, -2:] = True, True, True, True
+    full = _upsample(surface, f, gray.shape)
+    # The coarse mask misses slivers thinner than a coarse pixel (along a tilted sheet's edge): grow it
+    # at full resolution over what is still about as dark as the surface, a few coarse pixels at most.
+    darker = gray < _upsample(_inpaint(coarse, ~surface), f, gray.shape) - (level - table) / 2
+    for _ in range(3 * f):
+        grown = np.logical_or.reduce(_shifts(full, pad=False)) & (darker | full)
+        if np.array_equal(grown, full):
+            break
+        full = grown
+    # The sheet's level painted over all of it, continued from the coarse cells untouched by the surface.
+    h, w = surface.shape
+    touched = full[: h * f, : w * f].reshape(h, f, w, f).any(axis=(1, 3))
+    return np.where(full, _upsample(_inpaint(coarse, ~touched), f, gray.shape), gray)
+
+
+def _upsample(x: np.ndarray, f: int, shape: tuple[int, ...]) -> np.ndarray:
+    """A coarse map (mask or levels) back at full resolution: f times larger, edges extended to shape."""
+    h, w = x.shape
+    if x.dtype == bool:
+        big = np.repeat(np.repeat(x, f, axis=0), f, axis=1)
+    else:
+        big = np.asarray(
+            Image.fromarray(x.astype(np.float32), "F").resize((w * f, h * f), Image.Resampling.BILINEAR)
+        )
+    return np.pad(big, ((0, shape[0] - h * f), (0, shape[1] - w * f)), mode="edge")
+
+
+def _inpaint(x: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """x with its unknown pixels filled in from the known ones, ring by ring (3x3 neighbour means):
+    the sheet's own shading continued over the surface, so no edge is left where they met."""
+    known = known.copy()
+    values = np.where(known, x, 0.0).astype(np.float32)
+    while not known.all():
+        total = np.add.reduce(_shifts(values, pad=False))
+        count = np.add.reduce(_shifts(known.astype(np.float32), pad=False))
+        ring = ~known & (count > 0)
+        if not ring.any():
+            break
+        values[ring] = total[ring] / count[ring]
+        known |= ring
+    return values
 
 
 def _white_on_black(gray: np.ndarray) -> np.ndarray:
@@ -295,7 +373,7 @@ def _ink_above_paper(x: np.ndarray) -> tuple[np.ndarray, float]:
 
 def to_mnist(gray: np.ndarray) -> np.ndarray:
     """Gray image (any polarity, 0..1) -> MNIST-style (28, 28) float32. Raises NoInk."""
-    x = _white_on_black(gray.astype(np.float32, copy=False))
+    x = _white_on_black(_surface_removed(gray.astype(np.float32, copy=False)))
     if x.shape == (SIZE, SIZE) and _median(_border(x)) < 0.05:
         if float(x.max()) < MIN_CONTRAST:
             raise NoInk("no ink found: the canvas is empty")

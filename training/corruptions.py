@@ -14,7 +14,7 @@ import io
 from collections.abc import Callable
 
 import numpy as np
-from PIL import Image, ImageFilter
+from PIL import Image, ImageDraw, ImageFilter
 
 Corruption = Callable[[np.ndarray, np.random.Generator], bytes]
 
@@ -243,15 +243,51 @@ def uneven_paper(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     return _encode(Image.fromarray(_u8(page)).convert("RGB"), "JPEG", quality=int(rng.integers(60, 91)))
 
 
+def _sheet(width: int, height: int, rng: np.random.Generator) -> np.ndarray:
+    """Where the photographed sheet is (1) and the table it lies on shows (0): the whole frame, a band
+    along one side, or the corners around a tilted sheet that fills most of the frame."""
+    kind = int(rng.integers(3))
+    if kind == 0:
+        return np.ones((height, width), np.float32)
+    if kind == 1:
+        mask = np.ones((height, width), np.float32)
+        side = int(rng.integers(4))
+        band = int(rng.uniform(0.08, 0.2) * (height if side < 2 else width))
+        (
+            mask[:band]
+            if side == 0
+            else mask[-band:]
+            if side == 1
+            else mask[:, :band]
+            if side == 2
+            else mask[:, -band:]
+        )[...] = 0
+        return mask
+    a, b = rng.uniform(0.44, 0.48) * width, rng.uniform(0.42, 0.47) * height
+    theta = np.radians(rng.uniform(3, 8) * rng.choice([-1, 1]))
+    c, s = np.cos(theta), np.sin(theta)
+    corners = [
+        (width / 2 + x * c - y * s, height / 2 + x * s + y * c)
+        for x, y in ((-a, -b), (a, -b), (a, b), (-a, b))
+    ]
+    img = Image.new("L", (width, height), 0)
+    ImageDraw.Draw(img).polygon(corners, fill=255)
+    return np.asarray(img, np.float32) / 255.0
+
+
 def photo_of_page(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     """A phone photo of a page with one digit written on it: 2 megapixels, the digit 12-25% of the
-    page's height (its ink well under 1% of the picture), light falling off, camera blur, grain, JPEG."""
+    page's height (its ink well under 1% of the picture) in the middle 60% of the frame, light falling
+    off, camera blur, grain, JPEG; in two photos of three the dark table the sheet lies on shows."""
     width, height = 1600, 1200
-    ink = _on_canvas(_ink(u8, int(height * rng.uniform(0.12, 0.25))), width, height, rng)
+    digit = _ink(u8, int(height * rng.uniform(0.12, 0.25)))
+    ink = np.pad(_on_canvas(digit, 960, 720, rng), ((240, 240), (320, 320)))
+    table = rng.uniform(0.15, 0.45)  # its brightness relative to the sheet's
+    paper = table + (1.0 - table) * _sheet(width, height, rng)
     yy, xx = np.ogrid[0:height, 0:width]
     ang = rng.uniform(0, 2 * np.pi)
     light = 0.92 - rng.uniform(0.15, 0.35) * (np.cos(ang) * xx / width + np.sin(ang) * yy / height + 1) / 2
-    page = Image.fromarray(_u8(light * (1.0 - 0.85 * ink))).filter(
+    page = Image.fromarray(_u8(light * paper * (1.0 - 0.85 * ink))).filter(
         ImageFilter.GaussianBlur(rng.uniform(0.5, 2.0))
     )
     grainy = np.asarray(page, np.float32) / 255.0 + 0.015 * rng.standard_normal((height, width), np.float32)

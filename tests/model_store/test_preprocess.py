@@ -107,6 +107,19 @@ def variants(u8: np.ndarray):
     page = light * (1 - 0.9 * np.pad(upscale(u8, 225) / 255.0, ((600, 675), (900, 875))))
     photo = Image.fromarray(page.astype(np.uint8)).filter(ImageFilter.GaussianBlur(2))
     yield "photo of a page, the digit's ink 0.3% of it", png_bytes(photo, fmt="JPEG", quality=90)
+    ink = np.pad(upscale(u8, 260) / 255.0, ((470, 470), (670, 670)))  # in the middle of 1200 x 1600
+    tilted = np.asarray(Image.new("L", (1400, 1000), 255).rotate(6, expand=True), np.float64) / 255
+    th, tw = tilted.shape  # the sheet fills most of the frame, as when one photographs a digit
+    sheet = np.zeros((1200, 1600))
+    sheet[(1200 - th) // 2 : (1200 - th) // 2 + th, (1600 - tw) // 2 : (1600 - tw) // 2 + tw] = tilted
+    top_band = np.ones((1200, 1600))
+    top_band[:250] = 0
+    for name, paper in (
+        ("a tilted sheet on a dark table", sheet),
+        ("a page, the table along its top", top_band),
+    ):
+        page = (60 + 170 * paper) * (1 - 0.85 * ink)
+        yield f"photo of {name}", png_bytes(page.astype(np.uint8), fmt="JPEG", quality=90)
     yield "JPEG", png_bytes(np.repeat((255 - big)[..., None], 3, -1), "RGB", fmt="JPEG", quality=75)
     yield "GIF P-mode", png_bytes(Image.fromarray(255 - big).convert("P"), fmt="GIF")
     yield "WebP", png_bytes(255 - big, fmt="WEBP", quality=90)
