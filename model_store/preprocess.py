@@ -129,20 +129,21 @@ def _surface_removed(gray: np.ndarray) -> np.ndarray:
         return gray
     thick = np.logical_and.reduce(_shifts(dark, pad=True))  # 3x3 erosion: strokes vanish
     surface, grown = thick & edge, None
-    while grown is None or not np.array_equal(grown, surface):  # everything dark connected to it
-        grown, surface = surface, np.logical_or.reduce(_shifts(surface, pad=False)) & dark
+    while grown is None or not np.array_equal(grown, surface):  # the thick dark connected to the edge
+        grown, surface = surface, np.logical_or.reduce(_shifts(surface, pad=False)) & thick
     if surface[edge].mean() < 0.15:
         return gray
-    for _ in range(2):  # and the sheet's blurred, shaded edge
-        surface = np.logical_or.reduce(_shifts(surface, pad=False))
     table = _median(coarse[surface])
+    for _ in range(3):  # its full extent again (the erosion undone), and the sheet's blurred, shaded edge
+        surface = np.logical_or.reduce(_shifts(surface, pad=False))
     # and the frame's edge, where the last specks of the surface hide: no digit sits there
-    surface[:2], surface[-2:], surface[:, :2], surface[:, -2:] = True, True, True, True
+    surface[:3], surface[-3:], surface[:, :3], surface[:, -3:] = True, True, True, True
     full = _upsample(surface, f, gray.shape)
     # The coarse mask misses slivers thinner than a coarse pixel (along a tilted sheet's edge): grow it
-    # at full resolution over what is still about as dark as the surface, a few coarse pixels at most.
-    darker = gray < _upsample(_inpaint(coarse, ~surface), f, gray.shape) - (level - table) / 2
-    for _ in range(3 * f):
+    # at full resolution over what is still about as dark as the surface, within one more coarse pixel.
+    reach = _upsample(np.logical_or.reduce(_shifts(surface, pad=False)), f, gray.shape)
+    darker = reach & (gray < _upsample(_inpaint(coarse, ~surface), f, gray.shape) - (level - table) / 2)
+    for _ in range(f):
         grown = np.logical_or.reduce(_shifts(full, pad=False)) & (darker | full)
         if np.array_equal(grown, full):
             break
@@ -356,7 +357,7 @@ def ink_above_paper(gray: np.ndarray) -> tuple[np.ndarray, float]:
     """Gray (any polarity, 0..1) -> (white-on-black ink with the paper subtracted, its grain's sigma),
     grainy paper averaged down first. Raises NoInk. The steps ``to_mnist`` takes (its 28x28 fast
     path aside), public so that ``model_store.segment`` finds digits on the ink they are fitted from."""
-    return _ink_above_paper(_white_on_black(gray.astype(np.float32, copy=False)))
+    return _ink_above_paper(_white_on_black(_surface_removed(gray.astype(np.float32, copy=False))))
 
 
 def _ink_above_paper(x: np.ndarray) -> tuple[np.ndarray, float]:

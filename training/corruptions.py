@@ -243,7 +243,7 @@ def uneven_paper(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     return _encode(Image.fromarray(_u8(page)).convert("RGB"), "JPEG", quality=int(rng.integers(60, 91)))
 
 
-def _sheet(width: int, height: int, rng: np.random.Generator) -> np.ndarray:
+def sheet_mask(width: int, height: int, rng: np.random.Generator) -> np.ndarray:
     """Where the photographed sheet is (1) and the table it lies on shows (0): the whole frame, a band
     along one side, or the corners around a tilted sheet that fills most of the frame."""
     kind = int(rng.integers(3))
@@ -283,7 +283,7 @@ def photo_of_page(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     digit = _ink(u8, int(height * rng.uniform(0.12, 0.25)))
     ink = np.pad(_on_canvas(digit, 960, 720, rng), ((240, 240), (320, 320)))
     table = rng.uniform(0.15, 0.45)  # its brightness relative to the sheet's
-    paper = table + (1.0 - table) * _sheet(width, height, rng)
+    paper = table + (1.0 - table) * sheet_mask(width, height, rng)
     yy, xx = np.ogrid[0:height, 0:width]
     ang = rng.uniform(0, 2 * np.pi)
     light = 0.92 - rng.uniform(0.15, 0.35) * (np.cos(ang) * xx / width + np.sin(ang) * yy / height + 1) / 2

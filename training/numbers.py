@@ -6,7 +6,8 @@ Families, each a list of (gray uint8 picture, the number's text), 1-8 digits:
 - ``strokes``: pen strokes as the demo pad draws them (thick, round caps, ink on white), with
   broken digits (a 5's flag, a 7's bar, a 4 in two strokes) and natural spacing;
 - ``touching``: the same pen strokes with neighbours run together;
-- ``fonts``: the number typeset in DejaVu faces with tight and loose tracking.
+- ``fonts``: the number typeset in DejaVu faces with tight and loose tracking;
+- ``photos``: the pen strokes on a sheet photographed with a phone, the table in view in two of three.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw, ImageFilter, ImageFont
+
+from .corruptions import sheet_mask
 
 # STROKE_FRACTION: the pen's width as a share of the pad's height, as app/static/pad.js draws
 from .drawn import STROKE_FRACTION, draw_paths
@@ -24,7 +27,7 @@ from .drawn import STROKE_FRACTION, draw_paths
 Stroke = list[tuple[float, float]]
 Sample = tuple[np.ndarray, str]
 
-FAMILIES = ("mnist", "strokes", "touching", "fonts")
+FAMILIES = ("mnist", "strokes", "touching", "fonts", "photos")
 PAD_HEIGHT = 280  # the wide pad on the page is 3:1 at this height
 PAD_WIDTH = 840
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
@@ -130,6 +133,28 @@ def stroke_number(text: str, rng: np.random.Generator, touching: bool = False) -
     return draw_strokes(pixels, (PAD_WIDTH, PAD_HEIGHT), width)
 
 
+def photo_number(text: str, rng: np.random.Generator) -> np.ndarray:
+    """The pen-stroke number on a sheet photographed with a phone (1200x900): the sheet fills most of
+    the frame, and in two photos of three the dark table shows along a side or around the tilted sheet;
+    light falling off, a little camera blur, grain."""
+    width, height = 1200, 900
+    ink = 1.0 - stroke_number(text, rng).astype(np.float32) / 255.0
+    scale = rng.uniform(0.6, 0.78)  # the pad's picture at most 55% of the frame's width: on the sheet
+    w, h = int(PAD_WIDTH * scale), int(PAD_HEIGHT * scale)
+    ink = np.asarray(Image.fromarray(ink, "F").resize((w, h), Image.Resampling.BILINEAR))
+    top, left = int(rng.uniform(0.4, 0.6) * height - h / 2), int(rng.uniform(0.48, 0.52) * width - w / 2)
+    canvas = np.zeros((height, width), np.float32)
+    canvas[top : top + h, left : left + w] = ink
+    table = rng.uniform(0.15, 0.45)  # its brightness relative to the sheet's
+    paper = table + (1.0 - table) * sheet_mask(width, height, rng)
+    yy, xx = np.ogrid[0:height, 0:width]
+    light = 0.92 - rng.uniform(0.1, 0.3) * (xx / width + yy / height) / 2
+    photo = Image.fromarray(np.clip(255 * light * paper * (1 - 0.85 * canvas), 0, 255).astype(np.uint8))
+    photo = photo.filter(ImageFilter.GaussianBlur(rng.uniform(0.5, 1.5)))
+    grain = rng.normal(0, 3.0, (height, width))
+    return np.clip(np.asarray(photo, np.float32) + grain, 0, 255).astype(np.uint8)
+
+
 # ----------------------------------------------------------------------------------- mnist, fonts
 
 
@@ -193,6 +218,8 @@ def make_family(
         make = lambda t: stroke_number(t, rng, touching=family == "touching")  # noqa: E731
     elif family == "fonts":
         make = lambda t: font_number(t, rng)  # noqa: E731
+    elif family == "photos":
+        make = lambda t: photo_number(t, rng)  # noqa: E731
     else:
         raise ValueError(f"unknown family {family!r}; choose from {FAMILIES}")
     out = []
