@@ -384,7 +384,9 @@ def to_mnist(gray: np.ndarray) -> np.ndarray:
     x, sigma = _ink_above_paper(x)
     coarse, f = _coarse(x)
     peak = float(coarse.max())
-    if peak < MIN_CONTRAST / 2:  # only isolated bright pixels: noise, not strokes
+    # Only isolated bright pixels: noise, not strokes. A faint coarse peak still counts when it stands
+    # far out of the coarse copy's own grain: a thin pen line on a large, clean photo.
+    if peak < MIN_CONTRAST / 2 and peak < 8 * _noise_sigma(coarse):
         raise NoInk("no ink found: the canvas is empty or has too little contrast")
     r0, r1, c0, c1 = _ink_box(coarse, max(BOX_LEVEL * peak, GRAIN * sigma / f))
     if f > 1:  # the coarse box is f px coarse: refine it at full resolution, within one coarse pixel
