@@ -253,15 +253,14 @@ def sheet_mask(width: int, height: int, rng: np.random.Generator) -> np.ndarray:
         mask = np.ones((height, width), np.float32)
         side = int(rng.integers(4))
         band = int(rng.uniform(0.08, 0.2) * (height if side < 2 else width))
-        (
-            mask[:band]
-            if side == 0
-            else mask[-band:]
-            if side == 1
-            else mask[:, :band]
-            if side == 2
-            else mask[:, -band:]
-        )[...] = 0
+        if side == 0:
+            mask[:band] = 0
+        elif side == 1:
+            mask[-band:] = 0
+        elif side == 2:
+            mask[:, :band] = 0
+        else:
+            mask[:, -band:] = 0
         return mask
     a, b = rng.uniform(0.44, 0.48) * width, rng.uniform(0.42, 0.47) * height
     theta = np.radians(rng.uniform(3, 8) * rng.choice([-1, 1]))
