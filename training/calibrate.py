@@ -175,10 +175,12 @@ def drawn_uploads(args: argparse.Namespace, seeds: list[int]) -> torch.Tensor:
 
 
 def _scores(method: str, out: Outputs, temperature: float, maha, detector) -> torch.Tensor:
+    """``maha``: (whitened means, whitening) or None; ``detector``: its tensors by key, or None."""
+    whitened_means, whitening = maha if maha is not None else (None, None)
     return digit_score(
         method, features=out.features, logits=out.logits, summaries=out.summaries,
         probs=torch.softmax(out.logits.float() / temperature, dim=-1),
-        whitened_means=maha[0], whitening=maha[1],
+        whitened_means=whitened_means, whitening=whitening,
         detector=tuple(detector[k] for k in DETECTOR_KEYS) if detector is not None else None,
     )  # fmt: skip
 
