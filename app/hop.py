@@ -291,9 +291,9 @@ class _Pending:
 class EngineClient:
     """A front-end worker's connection to the engine: handshake, reconnects, submit and replies."""
 
-    def __init__(self, socket_path: str, on_change: Callable[[], None] | None = None) -> None:
+    def __init__(self, socket_path: str, on_welcome: Callable[[], None] | None = None) -> None:
         self.socket_path = socket_path
-        self.on_change = on_change or (lambda: None)
+        self.on_welcome = on_welcome or (lambda: None)  # a (new) catalogue arrived: self.welcome
         self.welcome: dict[str, Any] | None = None
         self.state: dict[str, Any] = {"ready": False, "reason": "not connected to the engine"}
         self.arena: Arena | None = None
@@ -340,7 +340,7 @@ class EngineClient:
             if rest:
                 protocol.data_received(rest)
             self.connected.set()
-            self.on_change()
+            self.on_welcome()
             await lost
             self._lost()
 
@@ -366,7 +366,6 @@ class EngineClient:
         if self.arena is not None:
             self.arena.close()
         self.arena = self.slots = None
-        self.on_change()
 
     def _on_message(self, kind: int, payload: bytes) -> None:
         if kind == Kind.DONE:
@@ -383,7 +382,6 @@ class EngineClient:
         elif kind == Kind.STATE:
             self.state = json.loads(payload)
             self.state_known.set()
-            self.on_change()
 
     def submit(
         self, model: int, op: Op, images: list[np.ndarray], width: int, deadline: float

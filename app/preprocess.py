@@ -14,6 +14,7 @@ from typing import ParamSpec, TypeVar
 import numpy as np
 
 from model_store import preprocess as _mp
+from model_store import reading as _reading
 
 from .errors import BadImage, InvalidInput, NoInk, PayloadTooLarge, ServiceError, UnsupportedMediaType
 
@@ -54,6 +55,7 @@ def _translated(fn: Callable[P, R]) -> Callable[P, R]:
 decode_base64: Callable[[str], bytes] = _translated(_mp.decode_base64)
 pixels_to_array: Callable[..., np.ndarray] = _translated(_mp.pixels_to_array)
 preprocess_bytes: Callable[[bytes, int], np.ndarray] = _translated(_mp.preprocess_bytes)
+candidates_bytes: Callable[..., _reading.Candidates] = _translated(_reading.candidates_bytes)
 
 __all__ = [
     "SUPPORTED_MEDIA_TYPES",

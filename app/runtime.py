@@ -122,7 +122,6 @@ class Runtime:
         self.client: EngineClient | None = None
         self.embedded: EmbeddedEngine | None = None
         self.workers: ThreadPoolExecutor | None = None  # preprocessing (decode, JSON parsing)
-        self._catalogue_from: dict[str, Any] | None = None  # the WELCOME that self.models was built from
         self._previous_sigterm: Any = None
 
     @property
@@ -177,13 +176,10 @@ class Runtime:
 
     # ------------------------------------------------------------------------------- lifecycle
 
-    def _on_engine_change(self) -> None:
-        """A new WELCOME (catalogue) or STATE arrived, or the engine went away."""
-        assert self.client is not None
+    def _on_welcome(self) -> None:
+        """The engine sent its catalogue (on every connection, so again after a restart)."""
+        assert self.client is not None and self.client.welcome is not None
         welcome = self.client.welcome
-        if welcome is None or welcome is self._catalogue_from:  # a STATE: the catalogue stands
-            return
-        self._catalogue_from = welcome
         self.device = welcome["device"]
         self.models = {
             m["card"]["name"]: ServedModel(
@@ -204,7 +200,7 @@ class Runtime:
             self.embedded = EmbeddedEngine(self.settings, self.metrics)
             self.embedded.start()
             socket_path = self.embedded.socket_path
-        self.client = EngineClient(socket_path, self._on_engine_change)
+        self.client = EngineClient(socket_path, self._on_welcome)
         self.client.start()
         self._hook_sigterm()
         if self.embedded is not None:  # one process: start up only once the models are served

@@ -104,10 +104,15 @@ def _border(x: np.ndarray) -> np.ndarray:
     return np.concatenate([x[:b].ravel(), x[-b:].ravel(), x[:, :b].ravel(), x[:, -b:].ravel()])
 
 
-def _shifts(mask: np.ndarray, pad: bool) -> list[np.ndarray]:
-    p = np.pad(mask, 1, constant_values=pad)
-    h, w = mask.shape
+def _shifts(x: np.ndarray, pad: bool = False) -> list[np.ndarray]:
+    """x and its 8 neighbours' values, one array each (outside the picture: ``pad``)."""
+    p = np.pad(x, 1, constant_values=pad)
+    h, w = x.shape
     return [p[dy : dy + h, dx : dx + w] for dy in range(3) for dx in range(3)]
+
+
+def _dilate3(mask: np.ndarray) -> np.ndarray:
+    return np.logical_or.reduce(_shifts(mask))
 
 
 def _surface_removed(gray: np.ndarray) -> np.ndarray:
@@ -130,21 +135,21 @@ def _surface_removed(gray: np.ndarray) -> np.ndarray:
     thick = np.logical_and.reduce(_shifts(dark, pad=True))  # 3x3 erosion: strokes vanish
     surface, grown = thick & edge, None
     while grown is None or not np.array_equal(grown, surface):  # the thick dark connected to the edge
-        grown, surface = surface, np.logical_or.reduce(_shifts(surface, pad=False)) & thick
+        grown, surface = surface, _dilate3(surface) & thick
     if surface[edge].mean() < 0.15:
         return gray
     table = _median(coarse[surface])
     for _ in range(3):  # its full extent again (the erosion undone), and the sheet's blurred, shaded edge
-        surface = np.logical_or.reduce(_shifts(surface, pad=False))
+        surface = _dilate3(surface)
     # and the frame's edge, where the last specks of the surface hide: no digit sits there
     surface[:3], surface[-3:], surface[:, :3], surface[:, -3:] = True, True, True, True
     full = _upsample(surface, f, gray.shape)
     # The coarse mask misses slivers thinner than a coarse pixel (along a tilted sheet's edge): grow it
     # at full resolution over what is still about as dark as the surface, within one more coarse pixel.
-    reach = _upsample(np.logical_or.reduce(_shifts(surface, pad=False)), f, gray.shape)
+    reach = _upsample(_dilate3(surface), f, gray.shape)
     darker = reach & (gray < _upsample(_inpaint(coarse, ~surface), f, gray.shape) - (level - table) / 2)
     for _ in range(f):
-        grown = np.logical_or.reduce(_shifts(full, pad=False)) & (darker | full)
+        grown = _dilate3(full) & (darker | full)
         if np.array_equal(grown, full):
             break
         full = grown
@@ -172,8 +177,8 @@ def _inpaint(x: np.ndarray, known: np.ndarray) -> np.ndarray:
     known = known.copy()
     values = np.where(known, x, 0.0).astype(np.float32)
     while not known.all():
-        total = np.add.reduce(_shifts(values, pad=False))
-        count = np.add.reduce(_shifts(known.astype(np.float32), pad=False))
+        total = np.add.reduce(_shifts(values))
+        count = np.add.reduce(_shifts(known.astype(np.float32)))
         ring = ~known & (count > 0)
         if not ring.any():
             break

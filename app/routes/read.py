@@ -14,14 +14,13 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from model_store import preprocess as mp
-from model_store.reading import Candidates, candidates_bytes, choose
+from model_store.reading import Candidates, choose
 
 from ..deps import path_and_flag, query_flag
 from ..inputs import PICTURE, PICTURE_BODY, Payload, image_bytes, read_payload
 from ..openapi import errors
 from ..pipeline import infer, serving
-from ..preprocess import http_error
+from ..preprocess import candidates_bytes
 from ..schemas import ReadResponse
 from ..settings import Settings
 
@@ -33,11 +32,9 @@ RETURN_INPUT = "add each digit's 28x28 preprocessed input"
 def split_upload(payload: Payload, settings: Settings, max_crops: int) -> Candidates:
     """Payload -> the picture's candidate digits (at most ``max_crops``, what one engine call holds).
     Worker thread; raises ServiceError."""
-    data = image_bytes(payload)[0]
-    try:
-        return candidates_bytes(data, settings.max_image_pixels, settings.max_digits, max_crops)
-    except mp.ImageError as exc:
-        raise http_error(exc) from exc
+    return candidates_bytes(
+        image_bytes(payload)[0], settings.max_image_pixels, settings.max_digits, max_crops
+    )
 
 
 @router.post(
@@ -52,8 +49,8 @@ async def read_number(request: Request) -> JSONResponse:
     runtime, served = serving(request)
     return_input = query_flag(request, "return_input")
     payload = await read_payload(request, runtime.settings, PICTURE)
-    max_crops = runtime.client.max_images if runtime.client is not None else 0
-    cands = await runtime.run_cpu(split_upload, payload, runtime.settings, max_crops)
+    assert runtime.client is not None  # serving() answered 503 unless the engine is connected
+    cands = await runtime.run_cpu(split_upload, payload, runtime.settings, runtime.client.max_images)
     answer = await infer(request, runtime, served, [c.pixels for c in cands.crops], started)
     digits: list[dict[str, Any]] = []
     for i in choose(cands, answer.outputs, served.digit_threshold):

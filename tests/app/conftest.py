@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 from app.main import create_app
 from app.settings import Settings
 from model_store import save_untrained
+from testkit.digits import drawn_mnist_digits
 from testkit.images import png_bytes  # noqa: F401  (re-exported for the app tests)
 from testkit.server import ServiceProcess
 
@@ -82,10 +83,9 @@ async def running(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
 
 
 @pytest.fixture(scope="session")
-def digits(mnist_test) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-untyped-def]
-    """12 real MNIST test digits (uint8 (12, 28, 28)) and their labels."""
-    images, labels = mnist_test
-    return images[:12, 0].numpy(), labels[:12].numpy()
+def digits() -> tuple[np.ndarray, np.ndarray]:
+    """12 drawn digits (uint8 (12, 28, 28)) and their labels: no MNIST needed."""
+    return drawn_mnist_digits(12)
 
 
 def reference_probabilities(store: Path, name: str, images_u8: np.ndarray) -> np.ndarray:

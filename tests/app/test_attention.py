@@ -7,7 +7,6 @@ import io
 from pathlib import Path
 
 import numpy as np
-import pytest
 import torch
 from PIL import Image
 
@@ -18,12 +17,6 @@ from testkit.digits import drawn_mnist_digits
 from .conftest import VIT, make_settings, png_bytes, running
 
 ATTENTION = f"/v1/models/{VIT}/attention"
-
-
-@pytest.fixture(scope="module")
-def digits() -> tuple[np.ndarray, np.ndarray]:
-    """12 drawn digits (uint8 (12, 28, 28)) and their labels: no MNIST needed."""
-    return drawn_mnist_digits(12)
 
 
 def reference(store: Path, images_u8: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

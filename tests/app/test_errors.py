@@ -18,12 +18,6 @@ from .conftest import CNN, VIT, make_settings, png_bytes, running
 PREDICT = f"/v1/models/{VIT}/predict"
 
 
-@pytest.fixture(scope="module")
-def digits() -> tuple[np.ndarray, np.ndarray]:
-    """12 drawn digits (uint8 (12, 28, 28)) and their labels: no MNIST needed."""
-    return drawn_mnist_digits(12)
-
-
 def raw(data: bytes, ctype: str = "image/png") -> dict:
     return {"content": data, "headers": {"content-type": ctype}}
 

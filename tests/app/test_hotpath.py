@@ -13,17 +13,10 @@ import pytest
 from PIL import PngImagePlugin
 
 from app.inputs import BATCH, INLINE_MAX_BYTES, SINGLE, Payload, is_small_png
-from testkit.digits import drawn_mnist_digits
 
 from .conftest import VIT, png_bytes
 
 PREDICT = f"/v1/models/{VIT}/predict"
-
-
-@pytest.fixture(scope="module")
-def digits() -> tuple[np.ndarray, np.ndarray]:
-    """12 drawn digits (uint8 (12, 28, 28)) and their labels."""
-    return drawn_mnist_digits(12)
 
 
 def png_header_only(width: int, height: int) -> bytes:

@@ -25,12 +25,6 @@ from .conftest import CNN, VIT, make_settings, png_bytes, reference_probabilitie
 ATOL = 1e-5  # batched vs single forward passes differ only by float rounding
 
 
-@pytest.fixture(scope="module")
-def digits() -> tuple[np.ndarray, np.ndarray]:
-    """12 drawn digits (uint8 (12, 28, 28)) and their labels."""
-    return drawn_mnist_digits(12)
-
-
 @pytest.fixture(scope="module", params=["random-weights", "shipped"])
 def served(request: pytest.FixtureRequest, test_store: Path) -> Iterator[tuple[Path, TestClient, list[str]]]:
     """(store, client, model names) for the test store, and for the shipped checkpoints when present."""

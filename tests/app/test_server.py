@@ -11,17 +11,9 @@ import httpx
 import numpy as np
 import pytest
 
-from testkit.digits import drawn_mnist_digits
 from testkit.metrics import total
 
 from .conftest import CNN, VIT, reference_probabilities
-
-
-@pytest.fixture(scope="module")
-def digits() -> tuple[np.ndarray, np.ndarray]:
-    """12 drawn digits (uint8 (12, 28, 28)) and their labels: no MNIST needed."""
-    return drawn_mnist_digits(12)
-
 
 tritonclient_http = pytest.importorskip("tritonclient.http")
 from tritonclient.utils import InferenceServerException  # noqa: E402

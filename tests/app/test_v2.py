@@ -7,19 +7,10 @@ import json
 import zlib
 
 import numpy as np
-import pytest
-
-from testkit.digits import drawn_mnist_digits
 
 from .conftest import CNN, VIT, reference_probabilities
 
 INFER = f"/v2/models/{CNN}/infer"
-
-
-@pytest.fixture(scope="module")
-def digits() -> tuple[np.ndarray, np.ndarray]:
-    """12 drawn digits (uint8 (12, 28, 28)) and their labels: no MNIST needed."""
-    return drawn_mnist_digits(12)
 
 
 def tensor(images: np.ndarray, **kw) -> dict:  # type: ignore[no-untyped-def]
