@@ -15,7 +15,7 @@ def run_coldstart(make_service: Callable[[], ServiceProcess], repeats: int) -> d
         server = make_service().spawn()
         try:
             ready_s.append(server.wait_ready(timeout=120, poll=0.005))
-            rss = server.rss_mb()
+            memory = server.memory_mb()
         finally:
             t0 = time.perf_counter()
             codes.append(server.stop())
@@ -26,5 +26,6 @@ def run_coldstart(make_service: Callable[[], ServiceProcess], repeats: int) -> d
         "ready_s_median": statistics.median(ready_s),
         "stop_s_median": statistics.median(stop_s),
         "exit_codes": codes,
-        "rss_mb_at_ready": rss,
+        "rss_mb_at_ready": memory["rss_mb"],  # all processes: supervisor, engine, workers
+        "pss_mb_at_ready": memory["pss_mb"],
     }

@@ -119,8 +119,8 @@ def raw_table(raw: list[dict]) -> list[str]:
 def served_table(served: list[dict]) -> list[str]:
     lines = [
         "| run | endpoint / payload | model | clients | ok req/s | images/s | p50 ms | p95 ms | p99 ms "
-        "| mean batch | vs raw model | statuses |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| mean batch | vs raw model | peak PSS MB (all processes) | statuses |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in served:
         status = ", ".join(f"{k}: {v}" for k, v in sorted(r["status"].items()))
@@ -130,7 +130,8 @@ def served_table(served: list[dict]) -> list[str]:
             f"| {r['label']} | {r['payload']} | {r['model'] or '-'} | {r['concurrency']} "
             f"| {r['ok_per_s']:.0f} | {r['images_per_s']:.0f} | {_f(r['p50_ms'], '.2f')} "
             f"| {_f(r['p95_ms'], '.2f')} | {_f(r['p99_ms'], '.2f')} "
-            f"| {_f(r.get('mean_batch_size'))} | {_f(r.get('vs_raw_model'), '.2f')} | {status} |"
+            f"| {_f(r.get('mean_batch_size'))} | {_f(r.get('vs_raw_model'), '.2f')} "
+            f"| {_f(r.get('server_pss_mb'), '.0f')} | {status} |"
         )
     return lines
 
@@ -171,7 +172,9 @@ def markdown(res: dict) -> str:
             "",
         ]
     if res.get("served"):
-        out += ["## Served (uvicorn, 1 worker, loopback)", "", *served_table(res["served"]), ""]
+        out += ["## Served (loopback)", ""]
+        out += [f"Server: {s['server']}.", ""] if s.get("server") else []
+        out += [*served_table(res["served"]), ""]
     if res.get("coldstart"):
         cs = res["coldstart"]
         out += [
@@ -180,7 +183,8 @@ def markdown(res: dict) -> str:
             f"Spawn to `/v2/health/ready` 200: median {cs['ready_s_median']:.2f} s over {cs['repeats']} "
             f"({', '.join(f'{x:.2f}' for x in cs['ready_s'])}); "
             f"SIGTERM to exit: {cs['stop_s_median']:.2f} s; exit codes {cs['exit_codes']}; "
-            f"RSS at ready {_f(cs['rss_mb_at_ready'], '.0f')} MB.",
+            f"memory at ready, all processes: RSS {_f(cs['rss_mb_at_ready'], '.0f')} MB, "
+            f"PSS {_f(cs.get('pss_mb_at_ready'), '.0f')} MB.",
             "",
         ]
     out += ["## Settings", "", "```json", json.dumps(s, indent=2), "```", ""]

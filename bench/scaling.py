@@ -4,7 +4,8 @@
    (HTTP in, JSON out, no engine); a single-PNG predict measures the whole path (upload, decode,
    preprocess, hop, batcher, model, answer). req/s at 64 connections (``--connections``), p50 at 1
    connection, mean batch size (from /metrics), and memory of the whole process tree (RSS and PSS
-   summed over the supervisor, the engine and every worker) idle and under load.
+   summed over the supervisor, the engine and every worker) idle and under load (the peak sampled
+   every 0.25 s while wrk runs).
 2. **Before/after** (``--baseline REV``): the service as it was at REV (default: the last single-process
    commit), from a git worktree, on the same checkpoints and bodies, alternating rounds with today's.
    Its card reader predates calibration, so it reads a copy of the store without the calibration fields
@@ -31,7 +32,7 @@ from pathlib import Path
 from app.cpus import available_cpus, nvidia_gpu_present
 from app.settings import Settings
 from testkit.metrics import scrape, total
-from testkit.server import REPO_ROOT, ServiceProcess
+from testkit.server import REPO_ROOT, PeakMemory, ServiceProcess
 
 from . import wrk
 from .report import md_table
@@ -40,37 +41,6 @@ from .served import make_target
 from .store import resolve_store
 
 BASELINE_REV = "c12c18c"  # the last commit before the engine/front-end split: one process
-
-
-def tree_pids(pid: int) -> list[int]:
-    """pid and all its descendants (from /proc/<pid>/task/*/children)."""
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        for task in Path(f"/proc/{p}/task").glob("*"):
-            try:
-                todo += [int(c) for c in (task / "children").read_text().split()]
-            except OSError:
-                pass
-    return out
-
-
-def tree_memory_mb(pid: int) -> dict[str, float]:
-    """RSS and PSS summed over the process tree. RSS counts shared pages (torch's libraries, the hop's
-    shared arenas) once per process; PSS splits them between the processes that share them."""
-    rss = pss = 0
-    pids = tree_pids(pid)
-    for p in pids:
-        try:
-            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
-                if line.startswith("Rss:"):
-                    rss += int(line.split()[1])
-                elif line.startswith("Pss:"):
-                    pss += int(line.split()[1])
-        except OSError:
-            pass
-    return {"rss_mb": round(rss / 1024, 1), "pss_mb": round(pss / 1024, 1), "processes": len(pids)}
 
 
 def batch_stats(url: str, model: str) -> tuple[float, float]:
@@ -82,11 +52,14 @@ def batch_stats(url: str, model: str) -> tuple[float, float]:
 
 
 def measure(server: ServiceProcess, target, conns: int, seconds: float, threads: int, model: str | None):
+    """One wrk run; adds the mean batch size (from /metrics) and the tree's peak memory during the run."""
     before = batch_stats(server.url, model) if model else (0.0, 0.0)
-    row = wrk.run_wrk(server.port, target, conns, 1.0, seconds, threads)
+    with PeakMemory(server.proc.pid) as memory:
+        row = wrk.run_wrk(server.port, target, conns, 1.0, seconds, threads)
     after = batch_stats(server.url, model) if model else (0.0, 0.0)
     batches = after[1] - before[1]
     row["mean_batch"] = round((after[0] - before[0]) / batches, 2) if batches else None
+    row["memory_peak"] = memory.peak
     return row
 
 
@@ -221,10 +194,10 @@ def main(argv: list[str] | None = None) -> int:
     for workers in sweep:
         with ServiceProcess(env, workers=workers) as server:
             time.sleep(1.0)  # let the workers finish their own start-up work before measuring idle memory
-            idle = tree_memory_mb(server.proc.pid)
+            idle = server.memory_mb()
             for route, (target, model) in routes.items():
                 loaded_run = measure(server, target, args.connections, args.seconds, threads, model)
-                loaded = tree_memory_mb(server.proc.pid)
+                loaded = loaded_run["memory_peak"]
                 r1 = measure(server, target, 1, args.seconds / 2, 1, model)
                 row = {
                     "workers": workers,

@@ -16,7 +16,7 @@ import numpy as np
 from testkit.http import multipart_body
 from testkit.images import png_bytes
 from testkit.metrics import total
-from testkit.server import REPO_ROOT, ServiceProcess
+from testkit.server import REPO_ROOT, PeakMemory, ServiceProcess
 
 from .loadgen import Target
 from .samples import pixels_list
@@ -138,10 +138,11 @@ def run_phase(
     target = make_target(phase.payload, phase.model, digits, batch_images)
     before = server.metrics() if phase.model else None
     load_before = os.getloadavg()[0]
-    if client == "wrk":
-        res = run_wrk(server.port, target, phase.concurrency, warmup, duration, threads=procs)
-    else:
-        res = run_loadgen(server.port, target, phase.concurrency, warmup, duration, procs, client)
+    with PeakMemory(server.proc.pid) as memory:  # the whole process tree, at its peak during the load
+        if client == "wrk":
+            res = run_wrk(server.port, target, phase.concurrency, warmup, duration, threads=procs)
+        else:
+            res = run_loadgen(server.port, target, phase.concurrency, warmup, duration, procs, client)
     row = {
         "label": phase.label,
         "model": phase.model,
@@ -150,7 +151,8 @@ def run_phase(
         "images_per_request": batch_images if phase.payload.startswith("batch") else 1,
         **res,
         "load_avg_1m_before": round(load_before, 2),
-        "server_rss_mb": server.rss_mb(),
+        "server_rss_mb": memory.peak.get("rss_mb"),
+        "server_pss_mb": memory.peak.get("pss_mb"),
     }
     row["images_per_s"] = row["ok_per_s"] * row["images_per_request"]
     if phase.model:

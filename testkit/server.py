@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -44,6 +45,64 @@ def wait_ready(
                 pass
             time.sleep(poll)
     raise TimeoutError(f"{url} not ready after {timeout:.0f} s")
+
+
+def tree_pids(pid: int) -> list[int]:
+    """pid and all its descendants (from /proc/<pid>/task/*/children)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            try:
+                todo += [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                pass
+    return out
+
+
+def tree_memory_mb(pid: int) -> dict[str, float]:
+    """RSS and PSS summed over the process tree. RSS counts shared pages (torch's libraries, the hop's
+    shared arenas) once per process; PSS splits them between the processes that share them."""
+    rss = pss = 0
+    pids = tree_pids(pid)
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Rss:"):
+                    rss += int(line.split()[1])
+                elif line.startswith("Pss:"):
+                    pss += int(line.split()[1])
+        except OSError:
+            pass
+    return {"rss_mb": round(rss / 1024, 1), "pss_mb": round(pss / 1024, 1), "processes": len(pids)}
+
+
+class PeakMemory:
+    """Samples a process tree's memory on a thread while a load runs; `.peak` is the sample with the
+    highest PSS (memory under load is what the tree holds during the run, not after it drained)."""
+
+    def __init__(self, pid: int, interval: float = 0.25) -> None:
+        self.pid, self.interval = pid, interval
+        self.peak: dict[str, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while True:
+            now = tree_memory_mb(self.pid)
+            if now["pss_mb"] > self.peak.get("pss_mb", -1):
+                self.peak = now
+            if self._stop.wait(self.interval):
+                return
+
+    def __enter__(self) -> PeakMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 class ServiceProcess:
@@ -135,15 +194,15 @@ class ServiceProcess:
     def metrics(self) -> Samples:
         return scrape(self.url)
 
+    def memory_mb(self) -> dict[str, float] | None:
+        """RSS and PSS of the whole service: the started process and every descendant (supervisor,
+        engine, workers), or None before it starts."""
+        return tree_memory_mb(self.proc.pid) if self.proc is not None else None
+
     def rss_mb(self) -> float | None:
-        """Resident memory of the started process (with workers: the supervisor's only)."""
-        try:
-            status = Path(f"/proc/{self.proc.pid}/status").read_text()
-        except (AttributeError, OSError):
-            return None
-        return next(
-            (int(line.split()[1]) / 1024 for line in status.splitlines() if line.startswith("VmRSS:")), None
-        )
+        """Resident memory of the whole process tree, in MB."""
+        memory = self.memory_mb()
+        return memory["rss_mb"] if memory else None
 
     def terminate(self) -> None:
         """SIGTERM, as an orchestrator sends it; the caller waits."""
