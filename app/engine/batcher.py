@@ -2,11 +2,12 @@
 
 Jobs come from every front-end worker, so batches span workers. The task takes queued jobs up to
 ``max_batch_size`` images (a job larger than that runs alone, in chunks); the forward pass runs on
-the device's single inference thread (torch is never entered concurrently, the event loop never
-blocks). While the model is busy, work queues up and goes in at once afterwards: waiting then only
-leaves the device idle. An idle model waits ``max_wait_s`` after the first job only when
-``adaptive_wait`` is off. Jobs whose deadline passed or whose worker cancelled them (client gone)
-are dropped before they cost compute; a full queue refuses at once.
+the device's single inference thread (torch is never entered concurrently; small batches may run on
+the event loop's own thread, see ``Engine._batcher``). While the model is busy, work
+queues up and goes in at once afterwards: waiting then only leaves the device idle. An idle model
+waits ``max_wait_s`` after the first job only when ``adaptive_wait`` is off. Jobs whose deadline
+passed or whose worker cancelled them (client gone) are dropped before they cost compute; a full
+queue refuses at once.
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ class DynamicBatcher:
         max_wait_s: float = 0.002,
         max_queue_size: int = 256,
         adaptive_wait: bool = True,
+        on_loop_max_images: int = 0,
         metrics: Metrics | None = None,
     ) -> None:
         self.name = name
@@ -87,6 +89,7 @@ class DynamicBatcher:
         self.max_wait_s = max_wait_s
         self.max_queue_size = max_queue_size
         self.adaptive_wait = adaptive_wait
+        self.on_loop_max_images = on_loop_max_images
         self.stats = BatcherStats()
         self._queue: deque[Job] = deque()
         self._queued_images = 0
@@ -209,7 +212,7 @@ class DynamicBatcher:
         started = time.monotonic()
         views = [job.origin.inputs(job.slot, job.n) for job in batch]
         try:
-            out = await loop.run_in_executor(self.executor, self._forward, views)
+            out = await self._call(loop, views)
             results: list[np.ndarray | None] = []
             row = 0
             for job in batch:
@@ -250,15 +253,16 @@ class DynamicBatcher:
         results: list[np.ndarray | None] = []
         for job in batch:
             try:
-                results.append(
-                    await loop.run_in_executor(
-                        self.executor, self._forward, [job.origin.inputs(job.slot, job.n)]
-                    )
-                )
+                results.append(await self._call(loop, [job.origin.inputs(job.slot, job.n)]))
             except Exception as one:
                 log.error("inference on %s failed: %r", self.name, one)
                 results.append(None)
         return results
+
+    async def _call(self, loop: asyncio.AbstractEventLoop, views: list[np.ndarray]) -> np.ndarray:
+        if sum(len(v) for v in views) <= self.on_loop_max_images:
+            return self._forward(views)  # on this thread: see Engine._batcher
+        return await loop.run_in_executor(self.executor, self._forward, views)
 
     def _forward(self, views: list[np.ndarray]) -> np.ndarray:
         out = self.run_batch(views)

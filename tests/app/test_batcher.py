@@ -164,3 +164,35 @@ def test_a_job_larger_than_the_batch_limit_runs_alone_and_stop_answers_what_is_q
         assert o.answers[9][0] == Status.SHUTTING_DOWN
 
     asyncio.run(main())
+
+
+def test_a_lone_image_runs_on_the_loop_and_what_arrived_meanwhile_batches_on_the_thread() -> None:
+    """The engine's CPU mode (on_loop_max_images=1). SUBMITs that arrive during a forward pass on the
+    loop wait in the socket and are read after it; here the model queues them itself, from its call."""
+
+    async def main() -> None:
+        o = Origin()
+        threads: list[threading.Thread] = []
+        model = Model(fail_on=3.0)
+
+        def forward(views: list[np.ndarray]) -> np.ndarray:
+            threads.append(threading.current_thread())
+            if len(model.calls) == 0:
+                for req_id in (2, 3, 4):
+                    b.submit(job(o, req_id))
+            return model(views)
+
+        b = DynamicBatcher("m", forward, executor=ThreadPoolExecutor(1), max_batch_size=8,
+                           on_loop_max_images=1)  # fmt: skip
+        b.start()
+        b.submit(job(o, 1))
+        await answered([o], 4)
+        loop_thread = threading.current_thread()
+        assert model.calls == [1, 3, 1, 1, 1]  # the three that arrived meanwhile went in together
+        assert threads[0] is loop_thread and threads[1] is not loop_thread  # then one by one: the loop
+        assert all(t is loop_thread for t in threads[2:])
+        assert o.answers[3][0] == Status.FAILED  # the culprit alone
+        assert o.answers[2] == (Status.OK, 3) and o.answers[4] == (Status.OK, 3)
+        await b.stop()
+
+    asyncio.run(main())

@@ -14,6 +14,11 @@ from app.main import create_app
 
 from .conftest import VIT, engine_batcher, make_settings, running
 
+# The gate holds the model inside a forward pass of one image: the engine must keep reading requests
+# meanwhile, so these apps compute lone images on the engine's device thread too
+# (CPU_COMPUTE_ON_LOOP=false). Computing on the loop: tests/app/test_batcher.py and every other server.
+GATED = {"cpu_compute_on_loop": False}
+
 PREDICT = f"/v1/models/{VIT}/predict"
 
 
@@ -70,7 +75,9 @@ async def until(condition, timeout: float = 10.0) -> None:  # type: ignore[no-un
 
 def test_overload_gives_503_with_retry_after_and_everyone_is_answered(test_store):
     # A long deadline: on a saturated machine the queued three must not expire into 504s.
-    app = create_app(make_settings(test_store, max_queue_size=2, max_batch_size=1, request_timeout_s=120))
+    app = create_app(
+        make_settings(test_store, max_queue_size=2, max_batch_size=1, request_timeout_s=120, **GATED)
+    )
 
     async def main() -> list:
         async with running(app) as c:
@@ -97,7 +104,7 @@ def test_overload_gives_503_with_retry_after_and_everyone_is_answered(test_store
 
 
 def test_a_request_past_its_deadline_gets_504_and_costs_no_compute(test_store):
-    app = create_app(make_settings(test_store, request_timeout_s=0.3, max_batch_size=1))
+    app = create_app(make_settings(test_store, request_timeout_s=0.3, max_batch_size=1, **GATED))
 
     async def main() -> list:
         async with running(app) as c:
@@ -148,7 +155,7 @@ def test_a_client_that_leaves_while_uploading_is_not_an_error(test_store, caplog
 
 
 def test_a_client_that_disconnects_costs_no_compute(test_store):
-    app = create_app(make_settings(test_store, max_batch_size=1))
+    app = create_app(make_settings(test_store, max_batch_size=1, **GATED))
     body = json.dumps(pixels(180)).encode()
     sent: list[dict] = []
 
