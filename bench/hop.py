@@ -24,7 +24,7 @@ import numpy as np
 
 def _engine(socket_path: str, store: str) -> None:
     os.environ.update(MODEL_STORE_DIR=store, DEVICE="cpu", WARMUP="false", JIT="false", LOG_LEVEL="warning")
-    from app.engine.server import Engine
+    from app.engine.server import Engine, event_loop_factory
     from app.settings import Settings
 
     async def main() -> None:
@@ -34,7 +34,8 @@ def _engine(socket_path: str, store: str) -> None:
             batcher.run_batch = lambda views: np.zeros((sum(len(v) for v in views), 11), np.float32)
         await asyncio.Event().wait()
 
-    asyncio.run(main())
+    with asyncio.Runner(loop_factory=event_loop_factory()) as runner:  # as python -m app.engine
+        runner.run(main())
 
 
 async def _client(socket_path: str, requests: int) -> dict[str, float]:
@@ -79,7 +80,10 @@ def main() -> None:
     proc.start()
     while not os.path.exists(path):
         time.sleep(0.05)
-    result = asyncio.run(_client(path, args.requests))
+    from app.engine.server import event_loop_factory
+
+    with asyncio.Runner(loop_factory=event_loop_factory()) as runner:  # the workers run on uvloop too
+        result = runner.run(_client(path, args.requests))
     proc.terminate()
     print("| hop (echo model, separate processes) | µs |\n|---|---:|")
     for key, value in result.items():

@@ -8,7 +8,7 @@ import logging
 import signal
 
 from ..settings import get_settings
-from .server import Engine
+from .server import Engine, event_loop_factory
 
 
 async def serve(socket_path: str, workers: int) -> None:
@@ -31,7 +31,8 @@ def main() -> None:
     args = parser.parse_args()
     s = get_settings()
     logging.basicConfig(level=s.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    asyncio.run(serve(args.socket, args.workers))
+    with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
+        runner.run(serve(args.socket, args.workers))
 
 
 if __name__ == "__main__":

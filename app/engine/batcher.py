@@ -163,6 +163,9 @@ class DynamicBatcher:
                 batch = self._take()
                 if batch:
                     await self._run(loop, batch)
+                    # A batch run on this thread never yielded: let the answers go out and the
+                    # CANCELs and SUBMITs that arrived meanwhile in before taking the next one.
+                    await asyncio.sleep(0)
                 busy = bool(batch)
             except asyncio.CancelledError:
                 self._fail_all(Status.SHUTTING_DOWN)

@@ -196,3 +196,30 @@ def test_a_lone_image_runs_on_the_loop_and_what_arrived_meanwhile_batches_on_the
         await b.stop()
 
     asyncio.run(main())
+
+
+def test_after_a_batch_on_the_loop_it_yields_so_a_cancel_read_meanwhile_drops_a_queued_job() -> None:
+    """A backlog of lone images all run on the loop: between them the loop must read its sockets
+    (here: a CANCEL, as a callback the first forward pass schedules) and send the answers."""
+
+    async def main() -> None:
+        o = Origin()
+        loop = asyncio.get_running_loop()
+        model = Model()
+        jobs = [job(o, req_id) for req_id in (1, 2, 3, 4)]
+
+        def forward(views: list[np.ndarray]) -> np.ndarray:
+            if not model.calls:
+                loop.call_soon(setattr, jobs[3], "cancelled", True)  # the CANCEL of job 4 arrives
+            return model(views)
+
+        b = DynamicBatcher("m", forward, executor=ThreadPoolExecutor(1), max_batch_size=1,
+                           on_loop_max_images=1)  # fmt: skip
+        b.start()
+        for j in jobs:
+            b.submit(j)
+        await answered([o], 4)
+        assert o.answers[4] == (Status.CANCELLED, 0) and model.calls == [1, 1, 1]
+        await b.stop()
+
+    asyncio.run(main())
