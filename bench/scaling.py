@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import tempfile
 import time
@@ -35,6 +34,7 @@ from testkit.metrics import scrape, total
 from testkit.server import REPO_ROOT, PeakMemory, ServiceProcess
 
 from . import wrk
+from .alternating import alternating_latency
 from .report import md_table
 from .samples import load_digits
 from .served import make_target
@@ -100,12 +100,11 @@ def baseline_process(tree: Path, store: Path, env: dict[str, str]) -> ServicePro
 
 def before_after(args, env: dict[str, str], store: Path, routes: dict, models: list[str], threads: int):
     """Both versions up side by side (an idle one costs nothing). Throughput: alternating loaded runs.
-    Latency at 1 client: many short runs, alternating version by version, so that the machine's drift
-    hits both alike; reported as the median of the paired differences (after - before)."""
+    Latency at 1 client: one client alternating request by request between the two (bench.alternating),
+    so that the machine's drift hits both alike; reported with the median paired difference."""
     auto_workers = Settings(device=args.device).worker_count(available_cpus(), nvidia_gpu_present())
     png = {m: routes[f"png {m}"][0] for m in models}
     loaded: list[dict] = []
-    p50s: dict[str, dict[str, list[float]]] = {m: {"before": [], "after": []} for m in models}
     with (
         baseline_tree(args.baseline, store) as (tree, old_store),
         baseline_process(tree, old_store, env) as before,
@@ -122,25 +121,23 @@ def before_after(args, env: dict[str, str], store: Path, routes: dict, models: l
                         f"{label:6} round {rnd} {m:10} {args.connections}c {row['rps']:8.0f} req/s",
                         flush=True,
                     )
-        for _ in range(args.latency_rounds):
-            for m, target in png.items():
-                for label, server in versions.items():
-                    p50s[m][label].append(wrk.run_wrk(server.port, target, 1, 0.3, 1.0, 1)["p50_ms"])
-    ab = {}
-    for m, runs in p50s.items():
-        diffs = [a - b for a, b in zip(runs["after"], runs["before"], strict=True)]
-        ab[m] = {
-            "before_p50_ms": runs["before"],
-            "after_p50_ms": runs["after"],
-            "median_before_ms": round(statistics.median(runs["before"]), 3),
-            "median_after_ms": round(statistics.median(runs["after"]), 3),
-            "median_paired_diff_ms": round(statistics.median(diffs), 3),
-        }
-        print(
-            f"{m}: p50 @1 before {ab[m]['median_before_ms']:.2f} ms, after {ab[m]['median_after_ms']:.2f} "
-            f"ms, paired difference {ab[m]['median_paired_diff_ms']:+.2f} ms ({len(diffs)} pairs)",
-            flush=True,
-        )
+        ports = {label: server.port for label, server in versions.items()}
+        ab = {}
+        for m, target in png.items():
+            lat = alternating_latency(ports, target, args.latency_requests)
+            ab[m] = {
+                "requests": args.latency_requests,
+                "median_before_ms": lat["before"]["p50_ms"],
+                "median_after_ms": lat["after"]["p50_ms"],
+                "median_paired_diff_ms": lat["median_paired_diff_ms"],
+            }
+            print(
+                f"{m}: p50 @1 before {ab[m]['median_before_ms']:.2f} ms, "
+                f"after {ab[m]['median_after_ms']:.2f} ms, "
+                f"paired difference {ab[m]['median_paired_diff_ms']:+.2f} ms "
+                f"({args.latency_requests} requests each, in turn)",
+                flush=True,
+            )
     return loaded, ab
 
 
@@ -156,8 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--connections", type=int, default=64,
                    help="connections of the loaded runs (64; the GPU figures use 256)")  # fmt: skip
     p.add_argument("--rounds", type=int, default=2, help="alternating loaded rounds for before/after (2)")
-    p.add_argument("--latency-rounds", type=int, default=15,
-                   help="alternating 1-client runs per version and model for before/after (15)")  # fmt: skip
+    p.add_argument("--latency-requests", type=int, default=2000,
+                   help="before/after: 1-client requests per version and model, in turn (2000)")  # fmt: skip
     p.add_argument(
         "--baseline", default=BASELINE_REV, help=f"git rev to compare with ({BASELINE_REV}); '' skips"
     )
@@ -264,11 +261,11 @@ def markdown(result: dict) -> str:
             text_columns=3,
         )  # fmt: skip
     if result.get("latency_ab"):
-        n = len(next(iter(result["latency_ab"].values()))["before_p50_ms"])
+        n = next(iter(result["latency_ab"].values()))["requests"]
         lines += [
             "",
-            f"p50 at 1 client, {n} alternating 1-s runs per version (medians; the difference is the "
-            "median of the run-by-run paired differences):",
+            f"p50 at 1 client: one client sending {n} requests to each version in turn (ABBA), keep-alive; "
+            "the difference is the median of the request-by-request paired differences:",
             "",
         ]
         lines += md_table(
