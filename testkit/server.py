@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 import httpx
 
@@ -26,6 +26,7 @@ from .ports import free_port
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 READY_PATH = "/v2/health/ready"
+T = TypeVar("T")
 
 
 def wait_ready(
@@ -45,6 +46,17 @@ def wait_ready(
                 pass
             time.sleep(poll)
     raise TimeoutError(f"{url} not ready after {timeout:.0f} s")
+
+
+def wait_for(predicate: Callable[[], T], timeout: float, interval: float = 0.05) -> T | None:
+    """Poll another process's state until ``predicate()`` is truthy (returned) or ``timeout`` seconds
+    pass (its last value returned); the deadline only turns a hang into a failure."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(interval)
 
 
 def tree_pids(pid: int) -> list[int]:

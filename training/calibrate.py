@@ -38,11 +38,12 @@ from model_store.preprocess import ImageError, preprocess_bytes
 from model_store.serving import ServingHead, resolve_device
 
 from .calibration_metrics import auroc, expected_calibration_error, fit_temperature, flag_rate, threshold_at
-from .corruptions import CORRUPTIONS, corrupt
+from .corruptions import CORRUPTIONS
 from .data import DataBundle, load_data
 from .detector_fit import fit_detector
 from .drawn import drawn_digits
 from .outliers import FAMILIES, generate_outliers
+from .robustness import preprocess_corrupted
 
 log = logging.getLogger("training")
 
@@ -139,17 +140,15 @@ def _u8(images: torch.Tensor) -> torch.Tensor:
 
 
 def corrupted_digits(images: torch.Tensor, per_kind: int, seed: int) -> torch.Tensor:
-    """``per_kind`` digits under each shipped corruption, through the upload preprocessing."""
+    """``per_kind`` digits under each shipped corruption, through the upload preprocessing (the ones
+    refused as empty dropped: a 422, never a digit score)."""
     pick = np.random.default_rng(seed).permutation(len(images))[: per_kind * len(CORRUPTIONS)]
     out = []
     for k, name in enumerate(CORRUPTIONS):
-        rng = np.random.default_rng([seed, k])
-        for i in pick[k * per_kind : (k + 1) * per_kind]:
-            try:
-                out.append(preprocess_bytes(corrupt(name, images[i, 0].numpy(), rng), MAX_PIXELS))
-            except ImageError:  # refused as empty: a 422, never a digit score
-                pass
-    return torch.from_numpy(np.stack(out))[:, None].float() if out else torch.zeros(0, 1, 28, 28)
+        digits = images[pick[k * per_kind : (k + 1) * per_kind], 0].numpy()
+        x, refused = preprocess_corrupted(name, digits, seed)
+        out.append(x[~refused])
+    return torch.from_numpy(np.concatenate(out))[:, None].float()
 
 
 def generated_uploads(args: argparse.Namespace, seeds: list[int]) -> tuple[torch.Tensor, torch.Tensor]:

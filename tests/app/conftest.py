@@ -88,19 +88,6 @@ def digits() -> tuple[np.ndarray, np.ndarray]:
     return drawn_mnist_digits(12)
 
 
-def reference_probabilities(store: Path, name: str, images_u8: np.ndarray) -> np.ndarray:
-    """The model called in-process through the store's serving head (normalisation and calibration),
-    outside the service: (N, 10) probabilities."""
-    from model_store import ModelStore
-    from model_store.serving import ServingHead
-
-    model, card = ModelStore(store).load(name, "cpu")
-    head = ServingHead(model, card, ModelStore(store).path(name)).eval()
-    x = torch.from_numpy(images_u8.astype(np.float32) / 255.0).unsqueeze(1)
-    with torch.inference_mode():
-        return head(x)[:, : len(card.labels)].numpy()
-
-
 # ------------------------------------------------------------------------------- real servers
 
 

@@ -5,25 +5,17 @@ from __future__ import annotations
 
 import base64
 import json
-import struct
-import zlib
 
 import numpy as np
 import pytest
 from PIL import PngImagePlugin
 
 from app.inputs import BATCH, INLINE_MAX_BYTES, SINGLE, Payload, is_small_png
+from testkit.images import png_declaring
 
 from .conftest import VIT, png_bytes
 
 PREDICT = f"/v1/models/{VIT}/predict"
-
-
-def png_header_only(width: int, height: int) -> bytes:
-    """A PNG that declares width x height in a few bytes (what a decompression bomb looks like)."""
-    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    chunk = b"IHDR" + ihdr
-    return b"\x89PNG\r\n\x1a\n" + struct.pack(">I", len(ihdr)) + chunk + struct.pack(">I", zlib.crc32(chunk))
 
 
 FLAGS = [
@@ -67,7 +59,7 @@ def test_only_small_payloads_are_decoded_inline(digits):
     assert is_small_png(png_bytes(u8))
     assert Payload(SINGLE, images=[png_bytes(u8)]).inline
     assert not is_small_png(png_bytes(np.kron(u8, np.ones((4, 4), np.uint8))))  # 112x112
-    assert not is_small_png(png_header_only(20_000, 20_000))  # tiny file, huge image: thread pool
+    assert not is_small_png(png_declaring(20_000, 20_000))  # tiny file, huge image: thread pool
     assert not is_small_png(b"GIF89a")
     assert not Payload(BATCH, images=[png_bytes(u8), png_bytes(u8)]).inline
     assert Payload(SINGLE, json_body=json.dumps({"pixels": u8.tolist()}).encode()).inline

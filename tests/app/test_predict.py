@@ -19,8 +19,9 @@ from app.main import create_app
 from testkit.digits import drawn_mnist_digits
 from testkit.metrics import parse as parse_metrics
 from testkit.metrics import total
+from testkit.reference import reference_probabilities
 
-from .conftest import CNN, VIT, make_settings, png_bytes, reference_probabilities, running
+from .conftest import CNN, VIT, make_settings, png_bytes, running
 
 ATOL = 1e-5  # batched vs single forward passes differ only by float rounding
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 import signal
-import time
-from collections.abc import Callable
 
 import httpx
 import pytest
+
+from testkit.server import wait_for
 
 from .conftest import VIT
 
@@ -29,14 +29,6 @@ def children(pid: int) -> dict[int, str]:
         except FileNotFoundError:
             continue
     return out
-
-
-def wait_for(predicate: Callable[[], bool], timeout_s: float = 60) -> None:
-    """Poll another process's state; the deadline only turns a hang into a failure."""
-    until = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < until, "condition not met in time"
-        time.sleep(0.05)
 
 
 def ready(url: str) -> bool:
@@ -73,18 +65,20 @@ def test_a_killed_worker_is_replaced_and_the_other_keeps_serving(service) -> Non
     os.kill(workers[0], signal.SIGKILL)
     for _ in range(5):  # the listening socket stays open: new connections reach the live worker
         assert httpx.post(f"{service.url}{PREDICT}", json=PIXELS, timeout=30).status_code == 200
-    wait_for(lambda: len([p for p, c in children(service.proc.pid).items() if "app.worker" in c]) == 2)
+    assert wait_for(
+        lambda: len([p for p, c in children(service.proc.pid).items() if "app.worker" in c]) == 2, 60
+    ), "the killed worker was not replaced"
     assert workers[0] not in children(service.proc.pid)
 
 
 def test_a_killed_engine_gives_503_at_once_drops_readiness_and_is_restarted(service) -> None:  # type: ignore[no-untyped-def]
     [engine] = [pid for pid, c in children(service.proc.pid).items() if "app.engine" in c]
     os.kill(engine, signal.SIGKILL)
-    wait_for(lambda: not ready(service.url), 10)
+    assert wait_for(lambda: not ready(service.url), 10), "still ready with the engine gone"
     r = httpx.post(f"{service.url}{PREDICT}", json=PIXELS, timeout=30)
     if r.status_code != 200:  # 200 only if the new engine was already up
         # 503 at once, not a wait for the engine that ends in the request timeout's 504
         assert r.status_code == 503 and r.headers["retry-after"], r.text
-    wait_for(lambda: ready(service.url), 120)
+    assert wait_for(lambda: ready(service.url), 120), "not ready again after the engine's restart"
     assert engine not in children(service.proc.pid)
     assert httpx.post(f"{service.url}{PREDICT}", json=PIXELS, timeout=30).status_code == 200

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from testkit.reference import reference_probabilities
 from training.numbers import stroke_number
 
-from .conftest import CNN, VIT, png_bytes, reference_probabilities
+from .conftest import CNN, VIT, png_bytes
 
 
 def number_png(text: str, seed: int = 0) -> bytes:

@@ -8,7 +8,9 @@ import zlib
 
 import numpy as np
 
-from .conftest import CNN, VIT, reference_probabilities
+from testkit.reference import reference_probabilities
+
+from .conftest import CNN, VIT
 
 INFER = f"/v2/models/{CNN}/infer"
 

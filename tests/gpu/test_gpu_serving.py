@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from model_store import ModelStore
-from model_store.serving import ServingHead
 from testkit.images import png_bytes
+from testkit.reference import reference_probabilities
 from testkit.server import ServiceProcess
 
 pytestmark = [
@@ -38,12 +38,8 @@ def test_models_are_on_cuda(gpu_server):
 def test_gpu_answers_match_cpu_reference(gpu_server, shipped_store, mnist_test):
     images, labels = mnist_test
     images, labels = images[:200], labels[:200]
-    store = ModelStore(shipped_store)
-    for card in store.list():
-        model, _ = store.load(card.name, "cpu")
-        head = ServingHead(model, card, store.path(card.name)).eval()  # normalisation + calibration
-        with torch.inference_mode():
-            ref = head(images.float() / 255)[:, : len(card.labels)].numpy()
+    for card in ModelStore(shipped_store).list():
+        ref = reference_probabilities(shipped_store, card.name, images)  # normalisation + calibration
         with httpx.Client(base_url=gpu_server, timeout=30) as client:
             got = []
             for img in images[:, 0].numpy():

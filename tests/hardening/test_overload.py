@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import time
 
 import httpx
 
 from testkit.http import send_request, wire_request
 from testkit.metrics import total
+from testkit.server import wait_for
 
 BURST = 300
 PREDICT = "/v1/models/vit-mnist/predict"
@@ -26,16 +26,6 @@ async def burst(port: int, payload: bytes, n: int) -> list:
             return exc
 
     return await asyncio.gather(*(one() for _ in range(n)))
-
-
-def wait_for(predicate, timeout: float, interval: float = 0.1):
-    """Poll the server process's state (metrics, RSS) until the predicate holds or the deadline."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(interval)
 
 
 def test_burst_over_capacity(start_server, full_store, digit_png):
