@@ -2,8 +2,8 @@
 
 Jobs come from every front-end worker, so batches span workers. The task takes queued jobs up to
 ``max_batch_size`` images (a job larger than that runs alone, in chunks); the forward pass runs on
-the device's single inference thread (torch is never entered concurrently; small batches may run on
-the event loop's own thread, see ``Engine._batcher``). While the model is busy, work
+the device's single inference thread, or for a lone image on the CPU on the event loop's own thread
+(``DeviceRunner``: torch is never entered concurrently). While the model is busy, work
 queues up and goes in at once afterwards: waiting then only leaves the device idle. An idle model
 waits ``max_wait_s`` after the first job only when ``adaptive_wait`` is off. Jobs whose deadline
 passed or whose worker cancelled them (client gone) are dropped before they cost compute; a full
@@ -68,28 +68,47 @@ class BatcherStats:
     cancelled: int = 0  # dropped before compute: client gone
 
 
+class DeviceRunner:
+    """Runs the forward passes of every batcher of one device, one at a time: on the device thread, or
+    a lone image (``on_loop_max_images``) right on the event loop's thread when nothing is running on
+    the device thread. Shared by the device's batchers, so torch is never entered concurrently; see
+    ``Engine.runner`` for why the CPU skips the thread's hand-off for lone images."""
+
+    def __init__(self, executor: Executor, on_loop_max_images: int = 0) -> None:
+        self.executor = executor
+        self.on_loop_max_images = on_loop_max_images
+        self._on_thread = 0  # forward passes handed to the thread and not yet back (loop thread only)
+
+    async def run(self, fn: RunBatch, views: list[np.ndarray]) -> np.ndarray:
+        if self._on_thread == 0 and sum(len(v) for v in views) <= self.on_loop_max_images:
+            return fn(views)
+        self._on_thread += 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self.executor, fn, views)
+        finally:
+            self._on_thread -= 1
+
+
 class DynamicBatcher:
     def __init__(
         self,
         name: str,
         run_batch: RunBatch,
         *,
-        executor: Executor,
+        runner: DeviceRunner,
         max_batch_size: int = 32,
         max_wait_s: float = 0.002,
         max_queue_size: int = 256,
         adaptive_wait: bool = True,
-        on_loop_max_images: int = 0,
         metrics: Metrics | None = None,
     ) -> None:
         self.name = name
         self.run_batch = run_batch
-        self.executor = executor
+        self.runner = runner
         self.max_batch_size = max_batch_size
         self.max_wait_s = max_wait_s
         self.max_queue_size = max_queue_size
         self.adaptive_wait = adaptive_wait
-        self.on_loop_max_images = on_loop_max_images
         self.stats = BatcherStats()
         self._queue: deque[Job] = deque()
         self._queued_images = 0
@@ -215,7 +234,7 @@ class DynamicBatcher:
         started = time.monotonic()
         views = [job.origin.inputs(job.slot, job.n) for job in batch]
         try:
-            out = await self._call(loop, views)
+            out = await self.runner.run(self._forward, views)
             results: list[np.ndarray | None] = []
             row = 0
             for job in batch:
@@ -256,16 +275,11 @@ class DynamicBatcher:
         results: list[np.ndarray | None] = []
         for job in batch:
             try:
-                results.append(await self._call(loop, [job.origin.inputs(job.slot, job.n)]))
+                results.append(await self.runner.run(self._forward, [job.origin.inputs(job.slot, job.n)]))
             except Exception as one:
                 log.error("inference on %s failed: %r", self.name, one)
                 results.append(None)
         return results
-
-    async def _call(self, loop: asyncio.AbstractEventLoop, views: list[np.ndarray]) -> np.ndarray:
-        if sum(len(v) for v in views) <= self.on_loop_max_images:
-            return self._forward(views)  # on this thread: see Engine._batcher
-        return await loop.run_in_executor(self.executor, self._forward, views)
 
     def _forward(self, views: list[np.ndarray]) -> np.ndarray:
         out = self.run_batch(views)

@@ -65,7 +65,7 @@ class AttentionLayout:
 
 
 class EngineModel:
-    """One served model on one device; its batch functions run on the device thread only."""
+    """One served model on one device; its batch functions run one at a time (batcher.DeviceRunner)."""
 
     def __init__(self, card: ModelCard, head: ServingHead, device: torch.device, settings: Settings) -> None:
         self.card = card

@@ -40,7 +40,7 @@ from ..hop import (
 )
 from ..metrics import Metrics
 from ..settings import Settings
-from .batcher import DynamicBatcher, Job
+from .batcher import DeviceRunner, DynamicBatcher, Job
 from .models import FED_SIZE, EngineModel, load_models
 
 log = logging.getLogger(__name__)
@@ -128,6 +128,13 @@ class Engine:
         self.state: dict[str, Any] = {"ready": False, "reason": "the engine is loading models"}
         self.layout: Layout | None = None
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"infer-{self.device}")
+        # Forward passes run on the device thread, so that this loop keeps reading SUBMITs and writing
+        # answers while the device computes. On the CPU a lone image (CPU_COMPUTE_ON_LOOP) runs on this
+        # loop instead when the thread is idle: the hand-off (two wake-ups, 0.2-0.3 ms on 2 cores) is
+        # 10-20% of its forward pass, and a lone image means little else is waiting. Larger batches
+        # keep the thread: computing them on the loop too made batches smaller under load.
+        on_loop = 1 if self.device.type == "cpu" and settings.cpu_compute_on_loop else 0
+        self.runner = DeviceRunner(self.executor, on_loop_max_images=on_loop)
         self._server: asyncio.Task | None = None
         self._listener: socket.socket | None = None
 
@@ -169,16 +176,10 @@ class Engine:
 
     def _batcher(self, name: str, fn: Any) -> DynamicBatcher:
         s = self.settings
-        # Forward passes run on the device thread, so that this loop keeps reading SUBMITs and writing
-        # answers while the device computes. On the CPU a lone image (CPU_COMPUTE_ON_LOOP) runs on
-        # this loop instead: the thread's hand-off (two wake-ups, 0.2-0.3 ms on 2 cores) is 10% of
-        # its forward pass, and a lone image means little else is waiting. Larger batches keep the
-        # thread: computing them on the loop made batches smaller and cost 5-10% req/s under load.
-        on_loop = 1 if self.device.type == "cpu" and s.cpu_compute_on_loop else 0
         return DynamicBatcher(
-            name, fn, executor=self.executor, max_batch_size=s.max_batch_size,
+            name, fn, runner=self.runner, max_batch_size=s.max_batch_size,
             max_wait_s=s.max_wait_ms / 1000.0, max_queue_size=s.max_queue_size,
-            adaptive_wait=s.adaptive_wait, on_loop_max_images=on_loop, metrics=self.metrics,
+            adaptive_wait=s.adaptive_wait, metrics=self.metrics,
         )  # fmt: skip
 
     def batcher(self, model: int, op: int) -> DynamicBatcher | None:

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from app.engine.batcher import DynamicBatcher, Job
+from app.engine.batcher import DeviceRunner, DynamicBatcher, Job
 from app.hop import Status
 
 
@@ -61,7 +61,7 @@ class Model:
 
 
 def make(model: Model, **kw: object) -> DynamicBatcher:
-    return DynamicBatcher("m", model, executor=ThreadPoolExecutor(1), **kw)  # type: ignore[arg-type]
+    return DynamicBatcher("m", model, runner=DeviceRunner(ThreadPoolExecutor(1)), **kw)  # type: ignore[arg-type]
 
 
 def job(origin: Origin, req_id: int, n: int = 1, deadline_s: float = 30.0) -> Job:
@@ -167,8 +167,8 @@ def test_a_job_larger_than_the_batch_limit_runs_alone_and_stop_answers_what_is_q
 
 
 def test_a_lone_image_runs_on_the_loop_and_what_arrived_meanwhile_batches_on_the_thread() -> None:
-    """The engine's CPU mode (on_loop_max_images=1). SUBMITs that arrive during a forward pass on the
-    loop wait in the socket and are read after it; here the model queues them itself, from its call."""
+    """The engine's CPU mode (a DeviceRunner with on_loop_max_images=1). SUBMITs that arrive during a
+    forward pass on the loop wait in the socket and are read after it; here the model queues them."""
 
     async def main() -> None:
         o = Origin()
@@ -182,8 +182,8 @@ def test_a_lone_image_runs_on_the_loop_and_what_arrived_meanwhile_batches_on_the
                     b.submit(job(o, req_id))
             return model(views)
 
-        b = DynamicBatcher("m", forward, executor=ThreadPoolExecutor(1), max_batch_size=8,
-                           on_loop_max_images=1)  # fmt: skip
+        b = DynamicBatcher("m", forward, runner=DeviceRunner(ThreadPoolExecutor(1), on_loop_max_images=1),
+                           max_batch_size=8)  # fmt: skip
         b.start()
         b.submit(job(o, 1))
         await answered([o], 4)
@@ -213,13 +213,52 @@ def test_after_a_batch_on_the_loop_it_yields_so_a_cancel_read_meanwhile_drops_a_
                 loop.call_soon(setattr, jobs[3], "cancelled", True)  # the CANCEL of job 4 arrives
             return model(views)
 
-        b = DynamicBatcher("m", forward, executor=ThreadPoolExecutor(1), max_batch_size=1,
-                           on_loop_max_images=1)  # fmt: skip
+        b = DynamicBatcher("m", forward, runner=DeviceRunner(ThreadPoolExecutor(1), on_loop_max_images=1),
+                           max_batch_size=1)  # fmt: skip
         b.start()
         for j in jobs:
             b.submit(j)
         await answered([o], 4)
         assert o.answers[4] == (Status.CANCELLED, 0) and model.calls == [1, 1, 1]
+        await b.stop()
+
+    asyncio.run(main())
+
+
+def test_a_lone_image_waits_for_the_device_thread_while_another_batcher_computes_on_it() -> None:
+    """Two models share one device runner: while one computes a batch on the thread, the other's lone
+    image queues behind it on the thread instead of running on the loop at the same time."""
+
+    async def main() -> None:
+        runner = DeviceRunner(ThreadPoolExecutor(1), on_loop_max_images=1)
+        big, lone = Model(hold_first=True), Model()
+        order: list[str] = []
+
+        def forward(name: str, model: Model):  # type: ignore[no-untyped-def]
+            def call(views: list[np.ndarray]) -> np.ndarray:
+                order.append(f"{name} in")
+                out = model(views)
+                order.append(f"{name} out")
+                return out
+
+            return call
+
+        a = DynamicBatcher("a", forward("a", big), runner=runner)
+        b = DynamicBatcher("b", forward("b", lone), runner=runner)
+        a.start()
+        b.start()
+        oa, ob = Origin(), Origin()
+        a.submit(job(oa, 1, n=2))  # two images: the device thread
+        await asyncio.to_thread(big.entered.wait, 10)
+        b.submit(job(ob, 2))  # a lone image while the thread is busy
+        for _ in range(20):  # loop turns for b's task to take its job (on the loop, it would start now)
+            await asyncio.sleep(0)
+        assert order == ["a in"]
+        big.gate.set()
+        await answered([oa, ob], 2)
+        assert order == ["a in", "a out", "b in", "b out"]
+        assert ob.answers[2] == (Status.OK, 1)
+        await a.stop()
         await b.stop()
 
     asyncio.run(main())

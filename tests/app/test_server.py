@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from testkit.metrics import total
+from testkit.reference import reference_probabilities
 
-from .conftest import CNN, VIT, reference_probabilities
+from .conftest import CNN, VIT
 
 tritonclient_http = pytest.importorskip("tritonclient.http")
 from tritonclient.utils import InferenceServerException  # noqa: E402
