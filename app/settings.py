@@ -11,6 +11,8 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from model_store import DEFAULT_STORE_DIR
 
+from .cpus import available_cpus, nvidia_gpu_present
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore")
@@ -82,6 +84,10 @@ class Settings(BaseSettings):
             return self.workers
         on_gpu = self.device.startswith("cuda") or (self.device == "auto" and gpu_present)
         return max(1, cpu_count - 2) if on_gpu else max(1, cpu_count // 2)
+
+    def workers_here(self) -> int:
+        """``worker_count`` on this host: the CPUs this process may use, and whether a GPU is present."""
+        return self.worker_count(available_cpus(), nvidia_gpu_present())
 
 
 @lru_cache

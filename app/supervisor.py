@@ -22,7 +22,6 @@ import sys
 import tempfile
 import time
 
-from .cpus import available_cpus, nvidia_gpu_present
 from .settings import Settings, get_settings
 
 log = logging.getLogger("app.supervisor")
@@ -31,7 +30,7 @@ log = logging.getLogger("app.supervisor")
 class Supervisor:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.workers_wanted = settings.worker_count(available_cpus(), nvidia_gpu_present())
+        self.workers_wanted = settings.workers_here()
         self.dir = tempfile.mkdtemp(prefix="vit-digits-")
         self.socket_path = os.path.join(self.dir, "engine.sock")
         self.metrics_dir = os.path.join(self.dir, "metrics")

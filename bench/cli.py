@@ -10,7 +10,6 @@ import time
 import traceback
 from pathlib import Path
 
-from app.cpus import available_cpus, nvidia_gpu_present
 from app.settings import Settings
 from testkit.server import REPO_ROOT, ServiceProcess
 
@@ -100,7 +99,7 @@ def workers(args: argparse.Namespace) -> int | None:
     if args.workers < 0:
         return None
     if args.workers == 0:  # what `python -m app` would pick here
-        return Settings(device=args.device).worker_count(available_cpus(), nvidia_gpu_present())
+        return Settings(device=args.device).workers_here()
     return args.workers
 
 

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from app.cpus import available_cpus, nvidia_gpu_present
+from app.cpus import available_cpus
 from app.settings import Settings
 from testkit.metrics import scrape, total
 from testkit.server import REPO_ROOT, PeakMemory, ServiceProcess
@@ -102,7 +102,7 @@ def before_after(args, env: dict[str, str], store: Path, routes: dict, models: l
     """Both versions up side by side (an idle one costs nothing). Throughput: alternating loaded runs.
     Latency at 1 client: one client alternating request by request between the two (bench.alternating),
     so that the machine's drift hits both alike; reported with the median paired difference."""
-    auto_workers = Settings(device=args.device).worker_count(available_cpus(), nvidia_gpu_present())
+    auto_workers = Settings(device=args.device).workers_here()
     png = {m: routes[f"png {m}"][0] for m in models}
     loaded: list[dict] = []
     with (
