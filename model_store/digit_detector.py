@@ -26,19 +26,24 @@ DETECTOR_KEYS = ("detector.w1", "detector.b1", "detector.w2", "detector.b2")
 
 
 def layer_summaries(
-    model: nn.Module, x: torch.Tensor, return_attention: bool = False
+    model: nn.Module, x: torch.Tensor, return_attention: bool = False, summarise: bool = True
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[torch.Tensor]]:
     """Normalised pixels -> (penultimate features (B, D), logits (B, C), summaries (B, S), attention):
-    the model's own forward pass, its hidden layers summarised on the way."""
-    hidden: list[torch.Tensor] = []
+    the model's own forward pass, its hidden layers summarised on the way. ``summarise=False`` skips
+    the hidden layers (summaries (B, 0)), for scores that do not read them."""
+    hidden: list[torch.Tensor] | None = [] if summarise else None
     if isinstance(model, ViT):
         tokens, attentions = model.forward_features(x, return_attention, hidden)
         features = tokens[:, 0]
+        if hidden is None:
+            return features, model.forward_head(tokens), features[:, :0], attentions
         blocks = [s for h in hidden for s in (h[:, 0], h[:, 1:].mean(1))]
         summary = torch.cat([features, *blocks, tokens[:, 1:].mean(1)], dim=-1)
         return features, model.forward_head(tokens), summary, attentions
     if isinstance(model, CNN):
         features = model.forward_features(x, hidden)
+        if hidden is None:
+            return features, model.forward_head(features), features[:, :0], []
         relus = [s for h in hidden for s in (h.mean((2, 3)), h.amax((2, 3)))]
         return features, model.forward_head(features), torch.cat([features, *relus], dim=-1), []
     raise TypeError(f"no layer summaries for {type(model).__name__}")

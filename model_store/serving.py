@@ -55,6 +55,7 @@ class ServingHead(nn.Module):
         self.calibration = calib
         # Fixed per checkpoint, so forward has no data-dependent branch (traceable, CUDA-graphable).
         self.method = calib.method
+        self._summarise = calib.method == "detector"  # only the detector reads the hidden layers
         self.method_description = SCORE_DESCRIPTIONS[calib.method]
         self.register_buffer("temperature", torch.tensor(float(calib.temperature)), persistent=False)
         # Two distinct empty tensors: one shared tensor would break TorchScript tracing.
@@ -89,10 +90,11 @@ class ServingHead(nn.Module):
         return (x - self.mean) / self.std
 
     def layers(
-        self, x: torch.Tensor, return_attention: bool = False
+        self, x: torch.Tensor, return_attention: bool = False, summarise: bool = True
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[torch.Tensor]]:
-        """Normalised pixels -> penultimate features (B, D), logits, layer summaries (B, S), attention."""
-        return layer_summaries(self.model, x, return_attention)
+        """Normalised pixels -> penultimate features (B, D), logits, layer summaries (B, S), attention
+        (``summarise=False``: summaries (B, 0), the hidden layers not read)."""
+        return layer_summaries(self.model, x, return_attention, summarise)
 
     def head(self, features: torch.Tensor, logits: torch.Tensor, summary: torch.Tensor) -> torch.Tensor:
         """Features, logits, layer summaries -> (B, C + 1): calibrated probabilities and the digit score."""
@@ -105,12 +107,14 @@ class ServingHead(nn.Module):
         return torch.cat([probs, score[:, None]], dim=-1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        features, logits, summary, _ = self.layers(self.normalize(x))
+        features, logits, summary, _ = self.layers(self.normalize(x), summarise=self._summarise)
         return self.head(features, logits, summary)
 
     def forward_with_attention(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """ViTs only: (B, C + 1) as ``forward`` and the attention weights (B, L, H, T, T)."""
-        features, logits, summary, attentions = self.layers(self.normalize(x), return_attention=True)
+        features, logits, summary, attentions = self.layers(
+            self.normalize(x), return_attention=True, summarise=self._summarise
+        )
         return self.head(features, logits, summary), torch.stack(attentions, dim=1)
 
 

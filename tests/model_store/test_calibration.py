@@ -230,3 +230,18 @@ def test_folded_standardisation_gives_the_same_layer() -> None:
     x = torch.randn(10, 6, generator=gen)
     wf, bf = fold_standardisation(w, b, mean, std)
     torch.testing.assert_close(x @ wf.T + bf, ((x - mean) / std) @ w.T + b)
+
+
+@pytest.mark.parametrize("preset", ["vit-mnist-tiny", "cnn-baseline"])
+def test_scores_that_do_not_read_the_hidden_layers_skip_them_and_answer_the_same(preset: str) -> None:
+    torch.manual_seed(0)
+    model = create_model(preset).eval()
+    head = ServingHead(model, _card(model))  # no calibration data: max_softmax, no detector
+    x = torch.rand(3, 1, 28, 28)
+    with torch.no_grad():
+        features, logits, empty, _ = head.layers(head.normalize(x), summarise=False)
+        full = head.head(*head.layers(head.normalize(x))[:3])
+        assert empty.shape == (3, 0) and head.layers(head.normalize(x))[2].shape[1] > 0
+        torch.testing.assert_close(head(x), full)
+        traced = torch.jit.trace(head, x)  # the serving path stays traceable without the taps
+        torch.testing.assert_close(traced(x), full)
