@@ -61,11 +61,13 @@ bench: $(VENV)/.installed-dev
 	$(PY) -m bench.scaling
 
 # Side by side with LitServe and Triton on the same model (../shared/peers; its own venv, ~5 GB once).
+# Each run is appended to bench/results/peers.txt under a dated header: only ratios within one run compare.
 PEERS ?= ../shared/peers
 PEERS_VENV ?= $(abspath .peers-venv)
 bench-peers: $(VENV)/.installed
 	PEERS_VENV=$(PEERS_VENV) $(PEERS)/setup.sh
-	PEERS_VENV=$(PEERS_VENV) $(PEERS_VENV)/bin/python $(PEERS)/run.py --project . | tee bench/results/peers.txt
+	{ echo "--- $$(date -u '+%F %H:%M') UTC, commit $$(git rev-parse --short HEAD)"; \
+	  PEERS_VENV=$(PEERS_VENV) $(PEERS_VENV)/bin/python $(PEERS)/run.py --project .; } | tee -a bench/results/peers.txt
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache runs
