@@ -120,7 +120,7 @@ def _surface_removed(gray: np.ndarray) -> np.ndarray:
     it, in the corners of a tilted sheet): that surface painted over with the sheet's level.
 
     The sheet is the picture's dominant level. The surface is what is much darker than the sheet,
-    reaches the picture's edge along at least 15% of it, and is thicker than a pen stroke; strokes
+    runs along the picture's edge unbroken for at least 15% of it, and is thicker than a pen stroke; strokes
     (also dark, but thin, and touching the edge rarely and briefly) are left alone. Anything else (a
     scan, a canvas, a page filling the frame, light ink on a dark board) is returned as it is."""
     if min(gray.shape) < 64:
@@ -136,7 +136,7 @@ def _surface_removed(gray: np.ndarray) -> np.ndarray:
     surface, grown = thick & edge, None
     while grown is None or not np.array_equal(grown, surface):  # the thick dark connected to the edge
         grown, surface = surface, _dilate3(surface) & thick
-    if surface[edge].mean() < 0.15:
+    if _longest_edge_run(surface) < 0.15 * edge.sum():
         return gray
     table = _median(coarse[surface])
     for _ in range(3):  # its full extent again (the erosion undone), and the sheet's blurred, shaded edge
@@ -157,6 +157,18 @@ def _surface_removed(gray: np.ndarray) -> np.ndarray:
     h, w = surface.shape
     touched = full[: h * f, : w * f].reshape(h, f, w, f).any(axis=(1, 3))
     return np.where(full, _upsample(_inpaint(coarse, ~touched), f, gray.shape), gray)
+
+
+def _longest_edge_run(mask: np.ndarray) -> int:
+    """The longest unbroken stretch of ``mask`` along the picture's edge, going round the corners. A
+    table shows along a whole side or all round a sheet; a digit filling its picture only crosses
+    the edge in short stretches, a stroke's width each."""
+    ring = np.concatenate([mask[0, :], mask[1:, -1], mask[-1, -2::-1], mask[-2:0:-1, 0]])
+    if ring.all():
+        return len(ring)
+    ring = np.roll(ring, -int(np.argmin(ring)))  # start at a gap, so no run wraps around
+    steps = np.diff(np.concatenate([[0], ring.astype(np.int8), [0]]))
+    return int((np.flatnonzero(steps == -1) - np.flatnonzero(steps == 1)).max(initial=0))
 
 
 def _upsample(x: np.ndarray, f: int, shape: tuple[int, ...]) -> np.ndarray:
@@ -378,8 +390,9 @@ def _ink_above_paper(x: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def to_mnist(gray: np.ndarray) -> np.ndarray:
-    """Gray image (any polarity, 0..1) -> MNIST-style (28, 28) float32. Raises NoInk."""
-    x = _white_on_black(_surface_removed(gray.astype(np.float32, copy=False)))
+    """Gray image (any polarity, 0..1) -> MNIST-style (28, 28) float32. Raises NoInk. An uploaded picture
+    (a photo that may show the table around the sheet) goes through ``preprocess_bytes`` instead."""
+    x = _white_on_black(gray.astype(np.float32, copy=False))
     if x.shape == (SIZE, SIZE) and _median(_border(x)) < 0.05:
         if float(x.max()) < MIN_CONTRAST:
             raise NoInk("no ink found: the canvas is empty")
@@ -418,5 +431,7 @@ def to_mnist(gray: np.ndarray) -> np.ndarray:
 
 
 def preprocess_bytes(data: bytes, max_pixels: int) -> np.ndarray:
-    """Encoded image bytes -> MNIST-style (28, 28) float32 0..1."""
-    return to_mnist(to_gray(decode_image(data, max_pixels)))
+    """Encoded image bytes -> MNIST-style (28, 28) float32 0..1. The surface around a photographed
+    sheet is painted over here, on the whole picture, not in ``to_mnist``: the digit crops ``segment``
+    cuts from a page (white ink on a black margin) must not be taken for a sheet on a table."""
+    return to_mnist(_surface_removed(to_gray(decode_image(data, max_pixels))))

@@ -324,3 +324,40 @@ def test_random_images_give_an_mnist_array_or_a_client_error():
         except ImageError:
             outcomes["refused"] += 1
     assert outcomes["ok"] > 50 and outcomes["refused"] > 10, outcomes
+
+
+# ------------------------------------------------------------------------- a sheet on a table, or not
+
+
+def tight_crop(u8: np.ndarray, side: int) -> np.ndarray:
+    """The digit cropped to its ink and scaled to `side` px, dark on white: a bold digit filling its
+    picture, its strokes crossing the picture's edges."""
+    rows, cols = np.flatnonzero(u8.max(1) > 60), np.flatnonzero(u8.max(0) > 60)
+    ink = u8[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
+    h, w = ink.shape
+    s = side / max(h, w)
+    big = Image.fromarray(ink).resize((max(1, round(w * s)), max(1, round(h * s))), Image.Resampling.BICUBIC)
+    return 255 - np.asarray(big)
+
+
+def test_a_digit_filling_its_picture_is_not_taken_for_the_table_around_a_sheet(digits):
+    """Its strokes cross the edges in short stretches; a table runs along a whole side or all round.
+    (A stroke lying along an edge, a 2's base or a 9's top cropped flush, is still taken for one.)"""
+    images, labels = digits
+    for u8, label in zip(images, labels, strict=True):
+        if label not in (0, 3, 5, 7, 8):
+            continue
+        picture = tight_crop(u8, 200)
+        as_is = to_mnist(picture.astype(np.float32) / 255.0)  # no table step: the digit itself
+        assert similarity(prep(png_bytes(picture)), as_is) > 0.99, label
+
+
+def test_a_digit_cut_from_a_page_is_preprocessed_like_the_same_page_uploaded(digits):
+    """The crops /read cuts (white ink on a black margin) are never taken for a sheet on a table."""
+    from model_store.segment import segment
+
+    images, _ = digits
+    for u8 in images:
+        page = np.pad(tight_crop(u8, 200), 28, constant_values=255)
+        (crop,) = segment(page.astype(np.float32) / 255.0)
+        assert similarity(crop.pixels, prep(png_bytes(page))) > 0.9
