@@ -22,7 +22,7 @@ from model_store import ModelCard
 
 from . import preprocess
 from .errors import ModelNotFound, Unavailable
-from .hop import EngineClient
+from .hop import EngineClient, event_loop_factory
 from .inputs import Payload, decode_payload
 from .metrics import Metrics
 from .settings import Settings
@@ -74,7 +74,7 @@ class EmbeddedEngine:
 
         self.dir = tempfile.mkdtemp(prefix="vit-digits-")
         self.engine = Engine(settings, os.path.join(self.dir, "engine.sock"), 1, metrics)
-        self.loop = asyncio.new_event_loop()
+        self.loop = (event_loop_factory() or asyncio.new_event_loop)()  # as python -m app.engine
         self.listening = threading.Event()
         self.thread = threading.Thread(target=self._run, name="engine", daemon=True)
 

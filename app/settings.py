@@ -44,8 +44,8 @@ class Settings(BaseSettings):
     amp: Literal["off", "bf16", "fp16"] = Field("off", description="autocast dtype on GPU (ignored on CPU)")
     torch_threads: int = Field(0, ge=0, description="intra-op threads on CPU; 0 = half the cores")
     jit: bool = Field(True, description="serve predictions from a TorchScript trace (eager on failure)")
-    # CPU only: a batch of one image is computed on the engine's event loop instead of its device
-    # thread, saving the hand-off (~0.25 ms on 2 cores); the engine reads new requests after it.
+    # CPU with one intra-op thread (TORCH_THREADS=1, the default on 2 cores): a batch of one image is
+    # computed on the engine's event loop instead of its device thread, saving the hand-off (~0.25 ms).
     cpu_compute_on_loop: bool = Field(True, description="CPU: lone images computed on the engine's loop")
 
     max_batch_size: int = Field(32, ge=1, le=4096)

@@ -20,7 +20,7 @@ class _Connection:
     """A blocking keep-alive HTTP/1.1 connection that sends one fixed request and reads the answer."""
 
     def __init__(self, port: int, target: Target) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)  # a stuck server fails
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.request = target.wire("127.0.0.1", port)
         self.buf = b""
@@ -34,7 +34,9 @@ class _Connection:
         head, _, self.buf = self.buf.partition(b"\r\n\r\n")
         lines = head.decode("latin-1").split("\r\n")
         fields = (line.partition(":") for line in lines[1:])
-        length = next(int(v) for k, _, v in fields if k.strip().lower() == "content-length")
+        length = next((int(v) for k, _, v in fields if k.strip().lower() == "content-length"), None)
+        if length is None:
+            raise RuntimeError(f"no Content-Length in the answer to a benchmark request: {lines[0]!r}")
         while len(self.buf) < length:
             self.buf += self._recv()
         self.buf = self.buf[length:]
@@ -57,9 +59,11 @@ def alternating_latency(ports: dict[str, int], target: Target, requests: int, wa
     """``requests`` measured round trips per server, taken in turn (ABBA order). Returns per label the
     round trips in ms and their median, and for two servers the median paired difference (2nd - 1st)."""
     labels = list(ports)
-    conns = {label: _Connection(port, target) for label, port in ports.items()}
+    conns: dict[str, _Connection] = {}
     times: dict[str, list[float]] = {label: [] for label in labels}
     try:
+        for label, port in ports.items():
+            conns[label] = _Connection(port, target)
         for i in range(warmup + requests):
             for label in labels if i % 2 == 0 else labels[::-1]:
                 ms = conns[label].round_trip() * 1e3

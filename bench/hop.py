@@ -24,7 +24,8 @@ import numpy as np
 
 def _engine(socket_path: str, store: str) -> None:
     os.environ.update(MODEL_STORE_DIR=store, DEVICE="cpu", WARMUP="false", JIT="false", LOG_LEVEL="warning")
-    from app.engine.server import Engine, event_loop_factory
+    from app.engine.server import Engine
+    from app.hop import event_loop_factory
     from app.settings import Settings
 
     async def main() -> None:
@@ -80,7 +81,7 @@ def main() -> None:
     proc.start()
     while not os.path.exists(path):
         time.sleep(0.05)
-    from app.engine.server import event_loop_factory
+    from app.hop import event_loop_factory
 
     with asyncio.Runner(loop_factory=event_loop_factory()) as runner:  # the workers run on uvloop too
         result = runner.run(_client(path, args.requests))

@@ -52,14 +52,12 @@ def batch_stats(url: str, model: str) -> tuple[float, float]:
 
 
 def measure(server: ServiceProcess, target, conns: int, seconds: float, threads: int, model: str | None):
-    """One wrk run; adds the mean batch size (from /metrics) and the tree's peak memory during the run."""
+    """One wrk run; adds the mean batch size (from /metrics)."""
     before = batch_stats(server.url, model) if model else (0.0, 0.0)
-    with PeakMemory(server.proc.pid) as memory:
-        row = wrk.run_wrk(server.port, target, conns, 1.0, seconds, threads)
+    row = wrk.run_wrk(server.port, target, conns, 1.0, seconds, threads)
     after = batch_stats(server.url, model) if model else (0.0, 0.0)
     batches = after[1] - before[1]
     row["mean_batch"] = round((after[0] - before[0]) / batches, 2) if batches else None
-    row["memory_peak"] = memory.peak
     return row
 
 
@@ -193,8 +191,9 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(1.0)  # let the workers finish their own start-up work before measuring idle memory
             idle = server.memory_mb()
             for route, (target, model) in routes.items():
-                loaded_run = measure(server, target, args.connections, args.seconds, threads, model)
-                loaded = loaded_run["memory_peak"]
+                with PeakMemory(server.proc.pid) as memory:  # sampled only under load: /proc reads cost
+                    loaded_run = measure(server, target, args.connections, args.seconds, threads, model)
+                loaded = memory.peak
                 r1 = measure(server, target, 1, args.seconds / 2, 1, model)
                 row = {
                     "workers": workers,

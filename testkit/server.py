@@ -208,8 +208,10 @@ class ServiceProcess:
 
     def memory_mb(self) -> dict[str, float] | None:
         """RSS and PSS of the whole service: the started process and every descendant (supervisor,
-        engine, workers), or None before it starts."""
-        return tree_memory_mb(self.proc.pid) if self.proc is not None else None
+        engine, workers), or None when it is not running."""
+        if self.proc is None or self.proc.poll() is not None:
+            return None  # not started, or gone: no reading rather than zeros
+        return tree_memory_mb(self.proc.pid)
 
     def rss_mb(self) -> float | None:
         """Resident memory of the whole process tree, in MB."""

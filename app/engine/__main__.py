@@ -7,8 +7,9 @@ import asyncio
 import logging
 import signal
 
+from ..hop import event_loop_factory
 from ..settings import get_settings
-from .server import Engine, event_loop_factory
+from .server import Engine
 
 
 async def serve(socket_path: str, workers: int) -> None:

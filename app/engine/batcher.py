@@ -181,7 +181,7 @@ class DynamicBatcher:
                     await self._wait_for_more(loop)
                 batch = self._take()
                 if batch:
-                    await self._run(loop, batch)
+                    await self._run(batch)
                     # A batch run on this thread never yielded: let the answers go out and the
                     # CANCELs and SUBMITs that arrived meanwhile in before taking the next one.
                     await asyncio.sleep(0)
@@ -228,7 +228,7 @@ class DynamicBatcher:
         self._set_pending()
         return batch
 
-    async def _run(self, loop: asyncio.AbstractEventLoop, batch: list[Job]) -> None:
+    async def _run(self, batch: list[Job]) -> None:
         self._in_flight = batch
         self._set_pending()
         started = time.monotonic()
@@ -245,7 +245,7 @@ class DynamicBatcher:
                 job.finish(Status.SHUTTING_DOWN)
             raise
         except Exception as exc:
-            results = await self._one_by_one(loop, batch, exc)
+            results = await self._one_by_one(batch, exc)
         finally:
             self._in_flight = []
             self._set_pending()
@@ -267,9 +267,7 @@ class DynamicBatcher:
                 job.origin.write(job.slot, result)
             job.finish(Status.OK, n, started - job.enqueued, compute)
 
-    async def _one_by_one(
-        self, loop: asyncio.AbstractEventLoop, batch: list[Job], exc: Exception
-    ) -> list[np.ndarray | None]:
+    async def _one_by_one(self, batch: list[Job], exc: Exception) -> list[np.ndarray | None]:
         """A batch failed: find the culprit so that the others still get answers."""
         log.warning("batch of %d jobs on %s failed (%r); retrying one by one", len(batch), self.name, exc)
         results: list[np.ndarray | None] = []

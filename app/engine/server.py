@@ -13,7 +13,6 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -44,17 +43,6 @@ from .batcher import DeviceRunner, DynamicBatcher, Job
 from .models import FED_SIZE, EngineModel, load_models
 
 log = logging.getLogger(__name__)
-
-
-def event_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """uvloop when installed (uvicorn[standard] brings it; the workers run on it too): its transports
-    and callbacks cost less per SUBMIT and DONE than asyncio's own loop (0.1 ms less p50 at 1 client
-    on 2 cores). None: asyncio's default loop."""
-    try:
-        import uvloop
-    except ImportError:
-        return None
-    return uvloop.new_event_loop
 
 
 class WorkerLink:
@@ -133,8 +121,10 @@ class Engine:
         # loop instead when the thread is idle: the hand-off (two wake-ups, 0.2-0.3 ms on 2 cores) is
         # 10-20% of its forward pass, and a lone image means little else is waiting. Larger batches
         # keep the thread: computing them on the loop too made batches smaller under load.
-        on_loop = 1 if self.device.type == "cpu" and settings.cpu_compute_on_loop else 0
-        self.runner = DeviceRunner(self.executor, on_loop_max_images=on_loop)
+        # With several intra-op threads each calling thread would get its own OpenMP pool: one thread.
+        self.cpu_threads = settings.torch_threads or max(1, available_cpus() // 2)
+        on_loop = self.device.type == "cpu" and settings.cpu_compute_on_loop and self.cpu_threads == 1
+        self.runner = DeviceRunner(self.executor, on_loop_max_images=1 if on_loop else 0)
         self._server: asyncio.Task | None = None
         self._listener: socket.socket | None = None
 
@@ -161,7 +151,7 @@ class Engine:
     def _load(self) -> None:
         s = self.settings
         if self.device.type == "cpu":
-            torch.set_num_threads(s.torch_threads or max(1, available_cpus() // 2))
+            torch.set_num_threads(self.cpu_threads)
         self.models, self.refused = load_models(s, self.device)
         for i, m in enumerate(self.models):
             self.batchers[(i, Op.PREDICT)] = self._batcher(m.card.name, m.predict)
