@@ -141,6 +141,10 @@ def _surface_removed(gray: np.ndarray) -> np.ndarray:
     table = _median(coarse[surface])
     for _ in range(3):  # its full extent again (the erosion undone), and the sheet's blurred, shaded edge
         surface = _dilate3(surface)
+    # Nothing darker than the sheet left beside it: that dark region is the writing itself (a digit
+    # cropped flush to its ink, a 7's bar along the top edge), not a table with a written sheet on it.
+    if not (coarse[~surface] < level - SHEET_CONTRAST / 4).any():
+        return gray
     # and the frame's edge, where the last specks of the surface hide: no digit sits there
     surface[:3], surface[-3:], surface[:, :3], surface[:, -3:] = True, True, True, True
     full = _upsample(surface, f, gray.shape)

@@ -341,15 +341,15 @@ def tight_crop(u8: np.ndarray, side: int) -> np.ndarray:
 
 
 def test_a_digit_filling_its_picture_is_not_taken_for_the_table_around_a_sheet(digits):
-    """Its strokes cross the edges in short stretches; a table runs along a whole side or all round.
-    (A stroke lying along an edge, a 2's base or a 9's top cropped flush, is still taken for one.)"""
+    """Its strokes cross the edges in short stretches, or lie along one (a 2's base cropped flush), and
+    nothing else is written beside them; a table runs along a whole side or all round a written sheet."""
     images, labels = digits
     for u8, label in zip(images, labels, strict=True):
-        if label not in (0, 3, 5, 7, 8):
-            continue
         picture = tight_crop(u8, 200)
-        as_is = to_mnist(picture.astype(np.float32) / 255.0)  # no table step: the digit itself
-        assert similarity(prep(png_bytes(picture)), as_is) > 0.99, label
+        out = prep(png_bytes(picture))  # never refused as empty
+        if label != 1:  # a 1 cropped to its stroke is nearly all ink: no sheet to speak of either way
+            as_is = to_mnist(picture.astype(np.float32) / 255.0)  # no table step: the digit itself
+            assert similarity(out, as_is) > 0.99, label
 
 
 def test_a_digit_cut_from_a_page_is_preprocessed_like_the_same_page_uploaded(digits):
