@@ -6,10 +6,11 @@ model in one batch, and the reading it finds most convincing wins.
     -> one batch through the model (the caller's) -> ``choose``: per line, the path of candidates
        through the pieces with the highest total score
 
-A candidate's score is the log of its top probability (the model recognises a digit), a prior from
-its shape (about as wide and as tall as the digits of its line), a bonus when the rules of
-``model_store.segment`` cut the same digit, a penalty when the digit score calls it no digit, and a
-per-digit term that balances splitting against merging. Pure numpy: no model is called here.
+A candidate's score weighs the log of its top probability (the model recognises a digit), its shape
+(about as tall as the digits of its line, not much wider than them nor than the class it is read as),
+a bonus when the rules of ``model_store.segment`` cut the same digit, a penalty when the digit score
+calls it no digit, and a per-digit term that balances splitting against merging; the weights are
+fitted (``Weights``). Pure numpy: no model is called here.
 """
 
 from __future__ import annotations
@@ -33,37 +34,63 @@ MAX_WIDTH = 1.3  # no digit is wider than this times its line's height
 MAX_HOLE = 0.3  # nor has an empty gap wider than this between its pieces
 
 
+# Hinges of the shape terms, in line heights: a digit wider than these, or shorter than SHORT_FROM.
+WIDE_FROM = (0.6, 0.9)
+SHORT_FROM = 0.9
+# How wide each class's digits are, width over height: the median over MNIST's training digits (ink
+# above 30% of full scale; a test recomputes it). A crop much wider than the digit it is read as is
+# more likely two digits, or a digit and a neighbour's stroke.
+CLASS_WIDTH = (0.9, 0.4, 0.95, 0.8, 0.8, 0.95, 0.7, 0.8, 0.75, 0.7)
+# The terms of a candidate's score; each is a reward (a penalty is a negative term).
+TERMS = ("rules", "wide", "wider", "wide_for_class", "short", "cut", "hole", "not_a_digit", "unlike",
+         "per_digit", "confidence")  # fmt: skip
+
+
 @dataclass(frozen=True, slots=True)
 class Weights:
-    """The terms of a candidate's score, in log-probability units (tuned on seed 1 of
-    ``training.numbers``; ``python -m training read-eval`` reports seed 0)."""
+    """A weight per term of a candidate's score, and the score of leaving a piece out of the
+    reading. Fitted by ``python -m training fit-reader`` (an averaged structured perceptron on seed 1
+    of ``training.numbers``, both shipped models; ``python -m training read-eval`` reports seed 0)."""
 
-    rules: float = 0.3  # the rules of model_store.segment made the same digit
-    wide_from: float = 0.6  # wider than this (times the line's height) ...
-    wide: float = 8.0  # ... costs this per unit over
-    short_from: float = 0.9  # shorter than this (times the line's height) ...
-    short: float = 16.0  # ... costs this per unit under
-    cut_from: float = 0.0  # a cut at either side through more than this many stroke widths of ink ...
-    cut: float = 1.0  # ... costs this per stroke width over (half on either side of the cut)
-    hole: float = 5.0  # per line height of empty columns between its pieces
-    not_a_digit: float = 4.0  # the digit score is under the model's threshold ...
-    unlike: float = 0.0  # ... and this per threshold's worth of score under it
-    per_digit: float = -0.5  # every digit read: balances merging pieces against splitting them
+    rules: float = 0.14  # the rules of model_store.segment made the same digit
+    wide: float = 2.48  # per line height wider than WIDE_FROM[0] ...
+    wider: float = 0.287  # ... and WIDE_FROM[1]
+    wide_for_class: float = 0.784  # per line height wider than the class it is read as (CLASS_WIDTH)
+    short: float = 4.36  # per line height shorter than SHORT_FROM
+    cut: float = 0.407  # per stroke width of ink a cut at either side went through (half each side)
+    hole: float = 4.45  # per line height of empty columns between its pieces
+    not_a_digit: float = 0.25  # the digit score is under the model's threshold ...
+    unlike: float = 1.61  # ... and per threshold's worth of score under it
+    per_digit: float = -0.511  # every digit read: balances merging pieces against splitting them
+    confidence: float = 1.0  # the log of the top probability
     skip: float = -4.0  # a piece left out of the reading (a speck, a slip of the pen)
 
-    def prior(self, features: np.ndarray) -> np.ndarray:
-        """Shape and rules terms from the features ``_runs`` measures."""
-        rules, width, height, left, right, hole = features.T
-        too_wide = np.maximum(0.0, width - self.wide_from)
-        too_short = np.maximum(0.0, self.short_from - height)
-        cut = (np.maximum(0.0, left - self.cut_from) + np.maximum(0.0, right - self.cut_from)) / 2
-        shape = self.wide * too_wide + self.short * too_short + self.cut * cut + self.hole * hole
-        return self.rules * rules - shape
+    def vector(self) -> np.ndarray:
+        return np.array([getattr(self, t) for t in TERMS])
 
-    def likeness(self, digit_score: np.ndarray, threshold: float) -> np.ndarray:
-        """The digit score's terms: a penalty under the threshold, growing with the distance."""
-        under = np.maximum(0.0, threshold - digit_score) / max(abs(threshold), 1.0)
-        return -self.not_a_digit * (under > 0) - self.unlike * under
+
+def terms(cands: Candidates, outputs: np.ndarray | None, threshold: float | None = None) -> np.ndarray:
+    """(n, len(TERMS)) the terms of every candidate's score. ``outputs``: (n, C + 1) rows for the
+    crops (probabilities, digit score) as the ServingHead answers; None: shape and rules alone."""
+    rules, width, height, left, right, hole = cands.features.T
+    cols = {
+        "rules": rules,
+        "wide": -np.maximum(0.0, width - WIDE_FROM[0]),
+        "wider": -np.maximum(0.0, width - WIDE_FROM[1]),
+        "short": -np.maximum(0.0, SHORT_FROM - height),
+        "cut": -(left + right) / 2,
+        "hole": -hole,
+        "per_digit": np.ones_like(width),
+    }
+    if outputs is not None:
+        probs, digit_score = outputs[:, :-1], outputs[:, -1]
+        cols["wide_for_class"] = -np.maximum(0.0, width - np.asarray(CLASS_WIDTH)[probs.argmax(axis=1)])
+        cols["confidence"] = np.log(np.clip(probs.max(axis=1), 1e-6, None))
+        if threshold is not None:
+            under = np.maximum(0.0, threshold - digit_score) / max(abs(threshold), 1.0)
+            cols["not_a_digit"] = -(under > 0.0).astype(np.float64)
+            cols["unlike"] = -under
+    return np.stack([cols.get(t, np.zeros_like(width)) for t in TERMS], axis=1)
 
 
 WEIGHTS = Weights()
@@ -88,9 +115,10 @@ def candidates_bytes(data: bytes, max_pixels: int, max_digits: int = 32, max_cro
 def candidates(page: Page, max_crops: int = 64) -> Candidates:
     """All alternatives when they fit in ``max_crops`` crops (fewer cuts tried when they do not),
     else the rule-based digits alone."""
-    strokes = [_strokes(page, rules) for rules in page.lines]  # measured once, cut per limit
+    heights = [_height(page, rules) for rules in page.lines]
+    strokes = [_strokes(page, r, h) for r, h in zip(page.lines, heights, strict=True)]  # cut per limit
     for limit in CUT_INK:
-        lines = [_pieces(line, rules, limit) for line, rules in zip(strokes, page.lines, strict=True)]
+        lines = [_pieces(*line, limit) for line in zip(strokes, page.lines, heights, strict=True)]
         runs = [_runs(line, rules) for line, rules in zip(lines, page.lines, strict=True)]
         if sum(len(r) for r in runs) <= max_crops:
             break
@@ -118,14 +146,13 @@ def choose(
     cands: Candidates, outputs: np.ndarray | None, threshold: float | None = None, weights: Weights = WEIGHTS
 ) -> list[int]:
     """The crops to read, in reading order: per line, the path through its pieces with the highest
-    total score. ``outputs``: (n, C + 1) rows for the crops (probabilities, digit score), as the
-    ServingHead answers; None scores by shape and rules alone."""
-    score = weights.prior(cands.features) + weights.per_digit
-    if outputs is not None:
-        probs, digit_score = outputs[:, :-1], outputs[:, -1]
-        score = score + np.log(np.clip(probs.max(axis=1), 1e-6, None))
-        if threshold is not None:
-            score = score + weights.likeness(digit_score, threshold)
+    total score (see ``terms``)."""
+    return best_path(cands, terms(cands, outputs, threshold) @ weights.vector(), weights.skip)
+
+
+def best_path(cands: Candidates, score: np.ndarray, skip: float) -> list[int]:
+    """Per line, the crops whose pieces follow each other (or are skipped at ``skip`` each) with the
+    highest total ``score``; the crops of every line in reading order."""
     ending: dict[tuple[int, int], list[int]] = {}
     for k, (line, _, end) in enumerate(cands.spans):
         ending.setdefault((line, end), []).append(k)
@@ -135,7 +162,7 @@ def choose(
         best[0] = 0.0
         back: list[tuple[int, int | None]] = [(0, None)] * (n + 1)  # (previous end, crop or a skip)
         for j in range(1, n + 1):
-            best[j], back[j] = best[j - 1] + weights.skip, (j - 1, None)
+            best[j], back[j] = best[j - 1] + skip, (j - 1, None)
             for k in ending.get((line, j), []):
                 start = cands.spans[k][1]
                 if best[start] + score[k] > best[j]:
@@ -170,13 +197,20 @@ class _Stroke:
     ink: np.ndarray | None  # per column, in stroke widths; None: narrow enough to be one digit, never cut
 
 
-def _height(rules: list[Part]) -> float:
-    return float(np.median([p.height for p in rules]))
+def _height(page: Page, rules: list[Part]) -> float:
+    """The line's digit height: the median of its rule-based digits, each as tall as the strokes it
+    was cut from (a cut's piece of one broad digit, trimmed to its rows, is shorter than the digit)."""
+    extent = {c.labels[0]: (c.y0, c.y1) for c in page.components}
+
+    def full(part: Part) -> int:
+        rows = [extent[label] for label in part.labels if label in extent]
+        return max(y1 for _, y1 in rows) - min(y0 for y0, _ in rows) if rows else part.height
+
+    return float(np.median([full(p) for p in rules]))
 
 
-def _strokes(page: Page, rules: list[Part]) -> list[_Stroke]:
+def _strokes(page: Page, rules: list[Part], height: float) -> list[_Stroke]:
     """The connected strokes of the line that ``rules`` (its rule-based digits) make up."""
-    height = _height(rules)
     in_line = {label for p in rules for label in p.labels}
     out = []
     for comp in page.components:
@@ -189,10 +223,9 @@ def _strokes(page: Page, rules: list[Part]) -> list[_Stroke]:
     return out
 
 
-def _pieces(strokes: list[_Stroke], rules: list[Part], cut_ink: float) -> _Line:
+def _pieces(strokes: list[_Stroke], rules: list[Part], height: float, cut_ink: float) -> _Line:
     """The line's strokes left to right, the wide ones cut at every column where two digits may
     touch (the rules' cuts among them), crossing at most ``cut_ink`` stroke widths."""
-    height = _height(rules)
     rule_cuts = {c for p in rules if p.cols is not None for c in p.cols}
     pieces: list[tuple[Part, float, float, np.ndarray]] = []
     for s in strokes:
@@ -230,29 +263,35 @@ def _cuts(ink: np.ndarray, height: float, limit: float, forced: set[int]) -> lis
 
 
 def _runs(line: _Line, rules: list[Part]) -> list[tuple[int, int, np.ndarray]]:
-    """(start, end, features) of every run of neighbouring pieces that could be one digit."""
+    """(start, end, features) of every run of neighbouring pieces that could be one digit: runs of up
+    to MAX_RUN pieces, and every whole stroke and rule-based digit however many pieces it was cut into
+    (a broad 0 cut at every thin column is still one digit)."""
     pieces, height = line.pieces, line.height
     rule_digits = [_members(pieces, p) for p in rules]
+    spans = {(i, j) for i in range(len(pieces)) for j in range(i + 1, min(len(pieces), i + MAX_RUN) + 1)}
+    whole: dict[int, list[int]] = {}
+    for k, p in enumerate(pieces):
+        whole.setdefault(p.labels[0], []).append(k)
+    for members in [*whole.values(), *rule_digits]:
+        if members:
+            spans.add((min(members), max(members) + 1))
     out = []
-    for i in range(len(pieces)):
-        for j in range(i + 1, min(len(pieces), i + MAX_RUN) + 1):
-            run = pieces[i:j]
-            x0, x1 = min(p.x0 for p in run), max(p.x1 for p in run)
-            if x1 - x0 > MAX_WIDTH * height:
-                break
-            hole = _widest_hole(run) / height
-            if hole > MAX_HOLE:
-                continue
-            h = len(functools.reduce(np.union1d, line.rows[i:j]))
-            feats = np.array([
-                float(set(range(i, j)) in rule_digits),
-                (x1 - x0) / height,
-                h / height,
-                line.cut_ink[i, 0],
-                line.cut_ink[j - 1, 1],
-                hole,
-            ])  # fmt: skip
-            out.append((i, j, feats))
+    for i, j in sorted(spans):
+        run = pieces[i:j]
+        x0, x1 = min(p.x0 for p in run), max(p.x1 for p in run)
+        hole = _widest_hole(run) / height
+        if x1 - x0 > MAX_WIDTH * height or hole > MAX_HOLE:
+            continue
+        h = len(functools.reduce(np.union1d, line.rows[i:j]))
+        feats = np.array([
+            float(set(range(i, j)) in rule_digits),
+            (x1 - x0) / height,
+            h / height,
+            line.cut_ink[i, 0],
+            line.cut_ink[j - 1, 1],
+            hole,
+        ])  # fmt: skip
+        out.append((i, j, feats))
     return out
 
 

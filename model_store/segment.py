@@ -288,16 +288,19 @@ def _lines(parts: list[Part]) -> list[list[Part]]:
     return [sorted(line, key=lambda p: (p.x0 + p.x1) / 2) for line in lines]
 
 
-def split_touching(part: Part, labels: np.ndarray) -> list[Part]:
+def split_touching(part: Part, labels: np.ndarray, height: int | None = None) -> list[Part]:
     """Touching digits, cut where they touch.
 
     A cut is taken at the column with the least ink in the middle of a part wider than a narrow
     digit when that column is a thin bridge (about one stroke wide) with a full-height digit on
     either side: inside one digit the middle columns cross two or three strokes, and a thin column
     near a digit's edge (a 7's bar, a 4's arm) leaves a short piece. A part much wider than tall is
-    cut at its least-ink columns in any case. Pieces are split again (three touching digits).
+    cut at its least-ink columns in any case. Pieces are split again (three touching digits), measured
+    against the whole group's ``height``: a cut's sliver (a 3's tips, trimmed to its few rows) is not
+    a part much wider than tall.
     """
-    if part.width <= NARROW * part.height:
+    height = height or part.height
+    if part.width <= NARROW * height:
         return [part]
     mask = np.isin(labels[part.y0 : part.y1, part.x0 : part.x1], part.labels)
     if part.cols is not None:
@@ -312,9 +315,9 @@ def split_touching(part: Part, labels: np.ndarray) -> list[Part]:
     if left is None or right is None:
         return [part]
     # Rows with ink, not the extent: a cut through a 2 leaves its arc's end and its base's end.
-    tall = min(_rows_inked(mask[:, :cut]), _rows_inked(mask[:, cut:])) >= PIECE_TALL * part.height
-    if (ink[cut] <= BRIDGE * stroke_width(mask) and tall) or part.width > SPLIT_ASPECT * part.height:
-        return split_touching(left, labels) + split_touching(right, labels)
+    tall = min(_rows_inked(mask[:, :cut]), _rows_inked(mask[:, cut:])) >= PIECE_TALL * height
+    if (ink[cut] <= BRIDGE * stroke_width(mask) and tall) or part.width > SPLIT_ASPECT * height:
+        return split_touching(left, labels, height) + split_touching(right, labels, height)
     return [part]
 
 

@@ -1,4 +1,5 @@
-"""Digits drawn from pen strokes, for the tests that need real-looking digits but not MNIST.
+"""Digits drawn from pen strokes, for the tests that need real-looking digits but not MNIST; numbers
+placed stroke by stroke, and model-like answers for their crops, for the tests of reading numbers.
 
 Each digit is one of training.drawn's stroke templates under a seeded random affine, rendered as the
 demo page renders a drawing and reduced by the real upload preprocessing (model_store.preprocess):
@@ -15,6 +16,7 @@ import numpy as np
 
 from model_store.preprocess import preprocess_bytes
 from training.drawn import drawn_digit, png_bytes
+from training.numbers import PAD_HEIGHT, STROKE_FRACTION, Stroke, draw_strokes
 
 # A 280x280 drawing is far below any pixel limit; the limit only guards uploads.
 _NO_PIXEL_LIMIT = 10**8
@@ -31,3 +33,28 @@ def drawn_mnist_digits(count: int = 12, seed: int = 0) -> tuple[np.ndarray, np.n
     """``count`` drawn digits, (count, 28, 28) uint8 MNIST-style, and their labels (0..9 in turn)."""
     images = np.stack([_drawn(i, seed) for i in range(count)])  # a fresh array: callers may edit it
     return images, np.arange(count, dtype=np.int64) % 10
+
+
+PEN = 0.6 * STROKE_FRACTION * PAD_HEIGHT  # a finer pen than the pad's: broken strokes stay apart
+HEIGHT = 160.0  # a digit's height in pixels
+
+
+def write(digits: list[list[Stroke]], lefts: list[float], top: float = 60.0,
+          size: tuple[int, int] = (840, 280)) -> np.ndarray:  # fmt: skip
+    """Digits' strokes (0.6 x 1 boxes) placed at ``lefts`` (in digit heights), as a gray picture 0..1."""
+    strokes = [
+        [((left + x) * HEIGHT, top + y * HEIGHT) for x, y in stroke]
+        for digit, left in zip(digits, lefts, strict=True)
+        for stroke in digit
+    ]
+    return draw_strokes(strokes, size, PEN) / 255.0
+
+
+def rows_for(labels: list[int], confidence: list[float], score: float = 0.0) -> np.ndarray:
+    """ServingHead-like rows: the top probability on ``labels``, the rest spread, a digit score."""
+    out = np.zeros((len(labels), 11))
+    for row, (label, p) in zip(out, zip(labels, confidence, strict=True), strict=True):
+        row[:10] = (1.0 - p) / 9
+        row[label] = p
+        row[10] = score
+    return out

@@ -1,4 +1,4 @@
-"""Command line: ``python -m training {train,evaluate,compare,robustness,calibrate}``."""
+"""Command line: ``python -m training {train,evaluate,compare,robustness,calibrate,read-eval,fit-reader}``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 
 from .calibrate import add_calibrate_args, run_calibrate
 from .evaluate import add_store_args, run_compare, run_evaluate
+from .fit_reader import add_fit_reader_args, run_fit_reader
 from .read_eval import add_read_eval_args, run_read_eval
 from .robustness import add_robustness_args, run_robustness
 from .settings import settings
@@ -32,6 +33,8 @@ def get_args_parser() -> argparse.ArgumentParser:
     add_calibrate_args(cal, settings)
     read_ = sub.add_parser("read-eval", help="exact reads of whole numbers (1-8 digits)")
     add_read_eval_args(read_, settings)
+    fit_ = sub.add_parser("fit-reader", help="fit the weights that choose how a number is split")
+    add_fit_reader_args(fit_, settings)
     return parser
 
 
@@ -61,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
             run_calibrate(args, argv)
         elif args.command == "read-eval":
             run_read_eval(args)
+        elif args.command == "fit-reader":
+            run_fit_reader(args)
         else:
             print(run_compare(args))
     except (DatasetNotFoundError, CheckpointError) as exc:

@@ -19,7 +19,7 @@ import torch
 from PIL import Image
 
 from model_store.preprocess import ImageError
-from model_store.reading import Candidates, candidates_bytes, choose
+from model_store.reading import WEIGHTS, Candidates, Weights, candidates_bytes, choose
 from model_store.serving import ServingHead
 
 from .data import load_split
@@ -61,24 +61,33 @@ def split_all(samples: list[tuple[np.ndarray, str]], rules_only: bool = False) -
 
 
 @torch.inference_mode()
-def read(head: ServingHead, pictures: list[Candidates | None], batch: int = 512) -> list[str]:
-    """The text the model reads in each picture: all crops of all pictures in batches, then each
-    picture's reading chosen from its own rows."""
+def answer(head: ServingHead, pictures: list[Candidates | None], batch: int = 512) -> list[np.ndarray | None]:
+    """The ServingHead's rows for each picture's crops: all crops of all pictures in batches."""
     flat = [c.pixels for cands in pictures if cands is not None for c in cands.crops]
     if not flat:
-        return ["" for _ in pictures]
+        return [None for _ in pictures]
     x = torch.from_numpy(np.stack(flat)).unsqueeze(1)
     rows = torch.cat([head(x[i : i + batch]) for i in range(0, len(x), batch)]).numpy()
-    texts, k = [], 0
+    out: list[np.ndarray | None] = []
+    k = 0
     for cands in pictures:
-        if cands is None:
-            texts.append("")
-            continue
-        out = rows[k : k + len(cands.crops)]
-        k += len(cands.crops)
-        chosen = choose(cands, out, head.digit_threshold)
-        texts.append("".join(str(int(out[i, : head.num_classes].argmax())) for i in chosen))
-    return texts
+        n = len(cands.crops) if cands is not None else 0
+        out.append(rows[k : k + n] if cands is not None else None)
+        k += n
+    return out
+
+
+def text_of(rows: np.ndarray, chosen: list[int], num_classes: int) -> str:
+    return "".join(str(int(rows[i, :num_classes].argmax())) for i in chosen)
+
+
+def read(head: ServingHead, pictures: list[Candidates | None], weights: Weights = WEIGHTS) -> list[str]:
+    """The text the model reads in each picture, each picture's reading chosen from its own rows."""
+    return [
+        "" if cands is None or rows is None
+        else text_of(rows, choose(cands, rows, head.digit_threshold, weights), head.num_classes)
+        for cands, rows in zip(pictures, answer(head, pictures), strict=True)
+    ]  # fmt: skip
 
 
 def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:

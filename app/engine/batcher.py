@@ -82,11 +82,21 @@ class DeviceRunner:
     async def run(self, fn: RunBatch, views: list[np.ndarray]) -> np.ndarray:
         if self._on_thread == 0 and sum(len(v) for v in views) <= self.on_loop_max_images:
             return fn(views)
+        loop = asyncio.get_running_loop()
+        future = self.executor.submit(fn, views)
         self._on_thread += 1
-        try:
-            return await asyncio.get_running_loop().run_in_executor(self.executor, fn, views)
-        finally:
-            self._on_thread -= 1
+        # Counted back when the thread is really done, not when the awaiting task is: a task cancelled
+        # mid-forward leaves the thread computing, and nothing may run on the loop meanwhile.
+        future.add_done_callback(lambda _: self._call_soon(loop, self._thread_done))
+        return await asyncio.wrap_future(future)
+
+    def _thread_done(self) -> None:
+        self._on_thread -= 1
+
+    @staticmethod
+    def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], None]) -> None:
+        with suppress(RuntimeError):  # the loop is closed: nothing is left to run on it
+            loop.call_soon_threadsafe(fn)
 
 
 class DynamicBatcher:

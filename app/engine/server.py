@@ -198,9 +198,10 @@ class Engine:
     def catalogue(self) -> list[dict[str, Any]]:
         return [m.info() for m in self.models]
 
-    def _update_state(self) -> None:
+    def _update_state(self) -> bool:
+        """Recompute readiness; broadcast it to every worker when it changed (then True)."""
         if not self.loaded.is_set():
-            return
+            return False
         if not self.models:
             state = {"ready": False, "reason": "no servable models: " + "; ".join(self.refused)}
         elif len(self.seen_pids) < self.expected_workers:
@@ -210,9 +211,11 @@ class Engine:
             }
         else:
             state = {"ready": True, "reason": "ok"}
-        if state != self.state:
-            self.state = state
-            self._broadcast()
+        if state == self.state:
+            return False
+        self.state = state
+        self._broadcast()
+        return True
 
     def _broadcast(self) -> None:
         message = frame_json(Kind.STATE, self.state)
@@ -261,6 +264,6 @@ class Engine:
         await loop.connect_accepted_socket(lambda: link.protocol, sock)
         self.links.add(link)
         self.seen_pids.add(pid)
-        link.protocol.send(frame_json(Kind.STATE, self.state))
-        self._update_state()
+        if not self._update_state():  # a change is broadcast to this worker too; else tell it alone
+            link.protocol.send(frame_json(Kind.STATE, self.state))
         log.info("worker %d connected", pid)

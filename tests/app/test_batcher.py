@@ -9,6 +9,7 @@ import asyncio
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 
 import numpy as np
 
@@ -260,5 +261,39 @@ def test_a_lone_image_waits_for_the_device_thread_while_another_batcher_computes
         assert ob.answers[2] == (Status.OK, 1)
         await a.stop()
         await b.stop()
+
+    asyncio.run(main())
+
+
+def test_a_forward_pass_cancelled_while_on_the_thread_still_keeps_the_loop_off_torch() -> None:
+    """Cancelling the task that awaits a forward pass does not stop the thread computing it: until the
+    thread is really done, a lone image still goes to the thread rather than running beside it."""
+
+    async def main() -> None:
+        runner = DeviceRunner(ThreadPoolExecutor(1), on_loop_max_images=1)
+        held = Model(hold_first=True)
+        threads: list[threading.Thread] = []
+
+        def lone(views: list[np.ndarray]) -> np.ndarray:
+            threads.append(threading.current_thread())
+            return np.concatenate(views)[:, 0, :2].copy()
+
+        image = np.zeros((1, 28, 28), np.float32)
+        waiting = asyncio.create_task(runner.run(held, [np.zeros((2, 28, 28), np.float32)]))
+        await asyncio.to_thread(held.entered.wait, 10)
+        waiting.cancel()  # as Engine.stop does; the thread goes on computing
+        with suppress(asyncio.CancelledError):
+            await waiting
+        second = asyncio.create_task(runner.run(lone, [image]))
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert threads == []  # queued behind the held pass, not run on the loop beside it
+        held.gate.set()
+        await second
+        assert threads and threads[0] is not threading.main_thread()
+        for _ in range(5):  # the thread's completion is counted back on the loop
+            await asyncio.sleep(0)
+        await runner.run(lone, [image])  # the thread is idle again: a lone image runs on the loop
+        assert threads[-1] is threading.main_thread()
 
     asyncio.run(main())

@@ -172,3 +172,35 @@ def test_openapi_documents_typed_schemas(client):
     infer = doc["paths"]["/v2/models/{name}/infer"]["post"]
     assert infer["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith("/V2InferRequest")
     assert client.get("/docs").status_code == 200
+
+
+def test_a_worker_hears_the_readiness_its_own_arrival_makes(test_store) -> None:  # type: ignore[no-untyped-def]
+    """The engine's first STATE to a worker already counts that worker: the only worker of an engine
+    whose models are loaded hears "ready" first, not the "0 of 1 workers are up" of a moment before."""
+    from app.hop import EngineClient, Kind
+    from app.metrics import Metrics
+    from app.runtime import EmbeddedEngine
+
+    async def main() -> list[dict]:
+        engine = EmbeddedEngine(make_settings(test_store), Metrics())
+        engine.start()
+        client = EngineClient(engine.socket_path)
+        states: list[dict] = []
+        hear = client._on_message
+
+        def on_message(kind: int, payload: bytes) -> None:
+            hear(kind, payload)
+            if kind == Kind.STATE:
+                states.append(dict(client.state))
+
+        client._on_message = on_message  # type: ignore[method-assign]
+        client.start()
+        await engine.engine_ready(client)
+        await asyncio.sleep(0.2)  # any later STATE arrives meanwhile
+        await client.close()
+        await engine.stop(0.0)
+        return states
+
+    states = asyncio.run(main())
+    assert states and states[0] == {"ready": True, "reason": "ok"}
+    assert all(s["ready"] for s in states)

@@ -66,8 +66,10 @@ def test_read_raw_body_and_json_give_the_same_answer(client: TestClient) -> None
     assert raw.json()["text"] == js.json()["text"]
 
 
-def test_read_return_input_gives_each_digit_as_the_model_saw_it(client: TestClient, test_store: Path) -> None:
-    r = client.post(f"/v1/models/{CNN}/read?return_input=true", content=number_png("58"),
+def test_read_return_input_gives_each_digit_as_the_model_saw_it(
+    reader: TestClient, shipped_store: Path
+) -> None:
+    r = reader.post("/v1/models/cnn-mnist/read?return_input=true", content=number_png("58"),
                     headers={"Content-Type": "image/png"})  # fmt: skip
     digits = r.json()["digits"]
     assert len(digits) == 2
@@ -75,7 +77,7 @@ def test_read_return_input_gives_each_digit_as_the_model_saw_it(client: TestClie
     assert inputs.shape == (2, 28, 28) and 0.0 <= inputs.min() and inputs.max() <= 1.0
     assert not np.allclose(inputs[0], inputs[1])  # one crop per digit, not one picture twice
     # the model called in-process on these inputs gives the answers the service gave
-    ref = reference_probabilities(test_store, CNN, inputs * 255.0)
+    ref = reference_probabilities(shipped_store, "cnn-mnist", inputs * 255.0)
     np.testing.assert_allclose([d["probabilities"] for d in digits], ref, atol=1e-5)
 
 

@@ -9,21 +9,8 @@ import pytest
 from model_store.preprocess import NoInk
 from model_store.reading import candidates, choose
 from model_store.segment import TooManyDigits, read_page, segment
-from training.numbers import PAD_HEIGHT, STROKE_FRACTION, digit_strokes, draw_strokes
-
-PEN = 0.6 * STROKE_FRACTION * PAD_HEIGHT  # a finer pen than the pad's: broken strokes stay apart
-HEIGHT = 160.0  # a digit's height in pixels
-
-
-def write(digits: list[list[list[tuple[float, float]]]], lefts: list[float], top: float = 60.0,
-          size: tuple[int, int] = (840, 280)) -> np.ndarray:  # fmt: skip
-    """Digits' strokes (0.6 x 1 boxes) placed at ``lefts`` (in digit heights), as a gray picture 0..1."""
-    strokes = [
-        [((left + x) * HEIGHT, top + y * HEIGHT) for x, y in stroke]
-        for digit, left in zip(digits, lefts, strict=True)
-        for stroke in digit
-    ]
-    return draw_strokes(strokes, size, PEN) / 255.0
+from testkit.digits import rows_for, write
+from training.numbers import digit_strokes
 
 
 def open_four() -> list[list[tuple[float, float]]]:
@@ -60,6 +47,14 @@ def test_touching_pair_is_split() -> None:
     assert crops[0].box[2] <= crops[1].box[2] and crops[0].box[0] < crops[1].box[0]
 
 
+def test_a_wide_digit_is_not_cut_into_slivers() -> None:
+    # Wider than tall, so the rules cut it as if digits touched; the pieces of that cut are measured
+    # against the digit's height, not their own trimmed rows (a 7's bar alone is a flat sliver).
+    wide = [[(2.0 * x, y) for x, y in stroke] for stroke in digit_strokes(7)]
+    parts = read_page(write([wide], [1.0])).lines[0]
+    assert len(parts) <= 2
+
+
 def test_lines_are_read_top_to_bottom() -> None:
     top = write([digit_strokes(d) for d in (3, 8)], [1.0, 2.0], top=20.0, size=(840, 560))
     bottom = write([digit_strokes(d) for d in (2, 6, 9)], [0.5, 1.5, 2.5], top=320.0, size=(840, 560))
@@ -82,16 +77,6 @@ def test_too_many_marks_are_refused() -> None:
 def test_empty_picture_has_no_ink() -> None:
     with pytest.raises(NoInk):
         segment(np.ones((280, 840)))
-
-
-def rows_for(labels: list[int], confidence: list[float], score: float = 0.0) -> np.ndarray:
-    """ServingHead-like rows: the top probability on ``labels``, the rest spread, a digit score."""
-    out = np.zeros((len(labels), 11))
-    for row, (label, p) in zip(out, zip(labels, confidence, strict=True), strict=True):
-        row[:10] = (1.0 - p) / 9
-        row[label] = p
-        row[10] = score
-    return out
 
 
 def test_a_short_stroke_beside_a_digit_is_read_with_it() -> None:
@@ -134,6 +119,18 @@ def test_a_crop_the_model_calls_no_digit_is_avoided() -> None:
     assert choose(cands, rows, threshold=-10.0) == halves
     rows[halves, 10] = -100.0  # ... until its digit score says they are no digits
     assert choose(cands, rows, threshold=-10.0) != halves
+
+
+@pytest.mark.parametrize("digit", [0, 2, 7])
+def test_a_broad_digit_cut_at_many_columns_is_still_one_candidate(digit: int) -> None:
+    # Wider than tall: the rules cut it, and the reading cuts its stroke again at every thin column.
+    # The whole stroke stays an alternative, measured against the digit's own height.
+    broad = [[(2.1 * x, y) for x, y in stroke] for stroke in digit_strokes(digit)]
+    cands = candidates(read_page(write([broad], [1.0])))
+    assert cands.pieces[0] > 4  # more pieces than a run of neighbours may join
+    whole = [k for k, (_, start, end) in enumerate(cands.spans) if (start, end) == (0, cands.pieces[0])]
+    assert len(whole) == 1
+    assert cands.features[whole[0], 2] == pytest.approx(1.0, abs=0.05)  # as tall as its line
 
 
 def test_alternatives_beyond_one_batch_fall_back_to_the_rules() -> None:
