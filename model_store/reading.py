@@ -2,7 +2,8 @@
 model in one batch, and the reading it finds most convincing wins.
 
     Page (model_store.segment) -> pieces per line: strokes, touching strokes cut at thin columns
-    -> candidates: runs of up to MAX_RUN neighbouring pieces, each fitted like a single digit
+    -> candidates: runs of up to MAX_RUN neighbouring pieces, and each whole stroke and rule-based
+       digit however many pieces it was cut into, each fitted like a single digit
     -> one batch through the model (the caller's) -> ``choose``: per line, the path of candidates
        through the pieces with the highest total score
 
@@ -24,7 +25,7 @@ from .decode import NoInk
 from .preprocess import stroke_width
 from .segment import DigitCrop, Page, Part, column_piece, page_bytes
 
-MAX_RUN = 4  # pieces one digit may be made of (a 4 in two strokes, cut again where it touches)
+MAX_RUN = 4  # pieces a run of neighbours may join (a 4 in two strokes, cut again where it touches)
 CUT_FROM = 0.5  # strokes wider than this (times the line's height) may be touching digits ...
 CUT_INK = (3.0, 2.2, 1.5)  # ... cut at columns crossing at most this many stroke widths of ink
 # (the next, stricter limit when the alternatives would not fit in one batch) ...
@@ -50,18 +51,19 @@ TERMS = ("rules", "wide", "wider", "wide_for_class", "short", "cut", "hole", "no
 class Weights:
     """A weight per term of a candidate's score, and the score of leaving a piece out of the
     reading. Fitted by ``python -m training fit-reader`` (an averaged structured perceptron on seed 1
-    of ``training.numbers``, both shipped models; ``python -m training read-eval`` reports seed 0)."""
+    of ``training.numbers`` with MNIST's training digits, both shipped models; ``python -m training
+    read-eval`` reports seed 0, with its test digits)."""
 
-    rules: float = 0.14  # the rules of model_store.segment made the same digit
-    wide: float = 2.48  # per line height wider than WIDE_FROM[0] ...
-    wider: float = 0.287  # ... and WIDE_FROM[1]
-    wide_for_class: float = 0.784  # per line height wider than the class it is read as (CLASS_WIDTH)
-    short: float = 4.36  # per line height shorter than SHORT_FROM
-    cut: float = 0.407  # per stroke width of ink a cut at either side went through (half each side)
-    hole: float = 4.45  # per line height of empty columns between its pieces
-    not_a_digit: float = 0.25  # the digit score is under the model's threshold ...
-    unlike: float = 1.61  # ... and per threshold's worth of score under it
-    per_digit: float = -0.511  # every digit read: balances merging pieces against splitting them
+    rules: float = 0.149  # the rules of model_store.segment made the same digit
+    wide: float = 2.32  # per line height wider than WIDE_FROM[0] ...
+    wider: float = 0.568  # ... and WIDE_FROM[1]
+    wide_for_class: float = 1.26  # per line height wider than the class it is read as (CLASS_WIDTH)
+    short: float = 4.43  # per line height shorter than SHORT_FROM
+    cut: float = 0.386  # per stroke width of ink a cut at either side went through (half each side)
+    hole: float = 4.53  # per line height of empty columns between its pieces
+    not_a_digit: float = 0.224  # the digit score is under the model's threshold ...
+    unlike: float = 1.73  # ... and per threshold's worth of score under it
+    per_digit: float = -0.565  # every digit read: balances merging pieces against splitting them
     confidence: float = 1.0  # the log of the top probability
     skip: float = -4.0  # a piece left out of the reading (a speck, a slip of the pen)
 
@@ -264,8 +266,9 @@ def _cuts(ink: np.ndarray, height: float, limit: float, forced: set[int]) -> lis
 
 def _runs(line: _Line, rules: list[Part]) -> list[tuple[int, int, np.ndarray]]:
     """(start, end, features) of every run of neighbouring pieces that could be one digit: runs of up
-    to MAX_RUN pieces, and every whole stroke and rule-based digit however many pieces it was cut into
-    (a broad 0 cut at every thin column is still one digit)."""
+    to MAX_RUN pieces, and the run from the first to the last piece of every stroke and rule-based
+    digit however many pieces it was cut into (a broad 0 cut at every thin column is still one
+    digit; a piece of another stroke whose centre lies between them is in that run too)."""
     pieces, height = line.pieces, line.height
     rule_digits = [_members(pieces, p) for p in rules]
     spans = {(i, j) for i in range(len(pieces)) for j in range(i + 1, min(len(pieces), i + MAX_RUN) + 1)}

@@ -1,15 +1,17 @@
 """``fit-reader``: fit the weights of ``model_store.reading.choose`` to numbers generated in code.
 
 The pictures of ``training.numbers`` (every family; seed 1 by default, while ``read-eval`` reports
-seed 0, which the fit never sees) are split and answered by the stored models as the service does
-(``training.read_eval``). An averaged structured perceptron (Collins, 2002) then moves the weights,
-picture by picture, from the best-scoring reading towards the best-scoring reading that spells the
-number whenever the two differ (a reading's terms are its candidates' terms, summed). A picture in
-which no reading spells the number (the split never offers the right digits) teaches nothing. One
-set of weights serves every model.
+seed 0; the ``mnist`` family built from MNIST's training digits here, its test digits there) are
+split and answered by the stored models as the service does (``training.read_eval``). An averaged
+structured perceptron (Collins, 2002) then moves the weights, picture by picture, from the
+best-scoring reading towards the best-scoring reading that spells the number whenever the two
+differ (a reading's terms are its candidates' terms, summed). A picture in which no reading spells
+the number (the split never offers the right digits) teaches nothing. One set of weights serves
+every model.
 
-Prints exact reads on the fitting seed before and after, and the ``Weights(...)`` to put into
-``model_store/reading.py``; with MNIST at hand also the per-class widths (``CLASS_WIDTH``).
+Prints exact reads on the fitting seed with the weights now and the fitted ones, the fitted
+``Weights(...)`` to put into ``model_store/reading.py``, and the per-class widths (``CLASS_WIDTH``).
+Needs MNIST.
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ def fit(examples: list[Example], start: Weights, epochs: int, lr: float, seed: i
 
     ``confidence`` and ``skip`` stay as they are: they fix the scale (log-probability units) and
     keep an unsure digit in the reading rather than leaving it out. The other terms are penalties
-    or bonuses and stay one (non-negative), so a worse shape never scores better."""
+    or bonuses and stay so (non-negative): a worse shape never scores better."""
     w = start.vector()
     moves = np.array([t != "confidence" for t in TERMS])
     signed = np.array([t == "per_digit" for t in TERMS])
@@ -140,11 +142,10 @@ def run_fit_reader(args: argparse.Namespace) -> Weights:
     heads = serving_heads(args)
     try:
         train = load_split("mnist", args.data_root, train=True, download=False)
-        test = load_split("mnist", args.data_root, train=False, download=False)
     except DatasetNotFoundError as exc:
         raise SystemExit(f"fit-reader reads MNIST (the mnist family, the class widths): {exc}") from exc
-    widths = class_widths(train.images[:, 0].numpy(), train.labels.numpy())
-    mnist = (test.images[:, 0].numpy(), test.labels.numpy())
+    mnist = (train.images[:, 0].numpy(), train.labels.numpy())  # read-eval's are the test digits
+    widths = class_widths(*mnist)
     examples: list[Example] = []
     for family in FAMILIES:
         samples = make_family(family, args.count, args.seed, mnist)

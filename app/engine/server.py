@@ -112,6 +112,7 @@ class Engine:
         self.batchers: dict[tuple[int, int], DynamicBatcher] = {}
         self.links: set[WorkerLink] = set()
         self.seen_pids: set[int] = set()
+        self.draining = False
         self.loaded = asyncio.Event()
         self.state: dict[str, Any] = {"ready": False, "reason": "the engine is loading models"}
         self.layout: Layout | None = None
@@ -176,6 +177,7 @@ class Engine:
         return self.batchers.get((model, op))
 
     async def drain(self, timeout_s: float) -> bool:
+        self.draining = True  # readiness stays off: a worker connecting now must not turn it back on
         self.state = {"ready": False, "reason": "the engine is shutting down"}
         self._broadcast()
         results = await asyncio.gather(*(b.drain(timeout_s) for b in self.batchers.values()))
@@ -200,7 +202,7 @@ class Engine:
 
     def _update_state(self) -> bool:
         """Recompute readiness; broadcast it to every worker when it changed (then True)."""
-        if not self.loaded.is_set():
+        if not self.loaded.is_set() or self.draining:
             return False
         if not self.models:
             state = {"ready": False, "reason": "no servable models: " + "; ".join(self.refused)}

@@ -174,27 +174,34 @@ def test_openapi_documents_typed_schemas(client):
     assert client.get("/docs").status_code == 200
 
 
+def _connect_and_listen(engine, states: list[dict]):  # type: ignore[no-untyped-def]
+    """An EngineClient on the engine's socket that records every STATE it hears."""
+    from app.hop import EngineClient, Kind
+
+    client = EngineClient(engine.socket_path)
+    hear = client._on_message
+
+    def on_message(kind: int, payload: bytes) -> None:
+        hear(kind, payload)
+        if kind == Kind.STATE:
+            states.append(dict(client.state))
+
+    client._on_message = on_message  # type: ignore[method-assign]
+    client.start()
+    return client
+
+
 def test_a_worker_hears_the_readiness_its_own_arrival_makes(test_store) -> None:  # type: ignore[no-untyped-def]
     """The engine's first STATE to a worker already counts that worker: the only worker of an engine
     whose models are loaded hears "ready" first, not the "0 of 1 workers are up" of a moment before."""
-    from app.hop import EngineClient, Kind
     from app.metrics import Metrics
     from app.runtime import EmbeddedEngine
 
     async def main() -> list[dict]:
         engine = EmbeddedEngine(make_settings(test_store), Metrics())
         engine.start()
-        client = EngineClient(engine.socket_path)
         states: list[dict] = []
-        hear = client._on_message
-
-        def on_message(kind: int, payload: bytes) -> None:
-            hear(kind, payload)
-            if kind == Kind.STATE:
-                states.append(dict(client.state))
-
-        client._on_message = on_message  # type: ignore[method-assign]
-        client.start()
+        client = _connect_and_listen(engine, states)
         await engine.engine_ready(client)
         await asyncio.sleep(0.2)  # any later STATE arrives meanwhile
         await client.close()
@@ -204,3 +211,29 @@ def test_a_worker_hears_the_readiness_its_own_arrival_makes(test_store) -> None:
     states = asyncio.run(main())
     assert states and states[0] == {"ready": True, "reason": "ok"}
     assert all(s["ready"] for s in states)
+
+
+def test_a_worker_connecting_while_the_engine_drains_does_not_make_it_ready(test_store) -> None:  # type: ignore[no-untyped-def]
+    from app.metrics import Metrics
+    from app.runtime import EmbeddedEngine
+
+    async def main() -> tuple[list[dict], list[dict]]:
+        engine = EmbeddedEngine(make_settings(test_store), Metrics())
+        engine.start()
+        first_states: list[dict] = []
+        first = _connect_and_listen(engine, first_states)
+        await engine.engine_ready(first)
+        drain = asyncio.run_coroutine_threadsafe(engine.engine.drain(1.0), engine.loop)
+        assert await asyncio.wrap_future(drain)
+        late_states: list[dict] = []
+        late = _connect_and_listen(engine, late_states)  # e.g. a worker restarted during shutdown
+        await asyncio.wait_for(late.state_known.wait(), 10)
+        await asyncio.sleep(0.2)
+        for client in (first, late):
+            await client.close()
+        await engine.stop(0.0)
+        return first_states, late_states
+
+    first_states, late_states = asyncio.run(main())
+    assert first_states[-1]["ready"] is False and "shutting down" in first_states[-1]["reason"]
+    assert late_states and not any(s["ready"] for s in late_states)

@@ -53,10 +53,13 @@ def test_the_spelling_path_is_the_best_reading_that_spells_the_number() -> None:
     assert [spans[k] for k in spelling_path(ex, score, WEIGHTS.skip) or []] == [(0, 1), (1, 2)]
     four = dataclasses.replace(ex, text="4")
     assert [spans[k] for k in spelling_path(four, score, WEIGHTS.skip) or []] == [(0, 2)]
-    # Leaving a stroke out spells "1" too, at the cost of a skip: the best of those two readings.
+    # Leaving a stroke out spells "1" too, at the cost of a skip: the better of those two readings.
     one = dataclasses.replace(ex, text="1")
-    path = spelling_path(one, score, WEIGHTS.skip) or []
-    assert len(path) == 1 and spans[path[0]] in {(0, 1), (1, 2)}
+    left, right = spans.index((0, 1)), spans.index((1, 2))
+    score[left], score[right] = -1.0, -2.0
+    assert spelling_path(one, score, WEIGHTS.skip) == [left]
+    score[left], score[right] = -2.0, -1.0
+    assert spelling_path(one, score, WEIGHTS.skip) == [right]
 
 
 def test_class_widths_are_mnists(mnist_test) -> None:  # type: ignore[no-untyped-def]
