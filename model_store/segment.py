@@ -6,7 +6,8 @@
 Pure numpy/Pillow, no model. ``read_page`` gives the ink, the components and the rules' digits;
 ``model_store.reading`` builds from them the alternatives the model chooses among (what the service
 serves and ``python -m training read-eval`` measures); ``segment`` is the rules' reading alone. Each
-digit goes through the very same ``to_mnist`` as a single-digit upload.
+digit goes through the single-digit preprocessing (``ink_to_mnist``: ``to_mnist`` on ink whose paper is
+already taken out).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .decode import ImageTooLarge, NoInk, decode_image, to_gray
-from .preprocess import GRAIN, MIN_FLOOR, ink_above_paper, stroke_width, to_mnist
+from .preprocess import GRAIN, MIN_FLOOR, ink_above_paper, ink_to_mnist, stroke_width
 
 INK = 0.2  # ink-map level at which a pixel belongs to a stroke (antialiased edges are added back)
 SPECK_AREA = 0.04  # a component under this share of the largest one's area ...
@@ -31,7 +32,7 @@ NARROW = 0.7  # a part at most this wide (times its height) is one digit
 BRIDGE = 1.6  # touching digits meet in a column of at most this many stroke widths of ink ...
 PIECE_TALL = 0.6  # ... with a digit at least this share of the part's height on either side
 SPLIT_ASPECT = 1.1  # wider than this times its height: touching digits, however they meet
-MARGIN = 2  # zero pixels around each digit's crop (to_mnist reads the paper from the border)
+MARGIN = 2  # zero pixels around each digit's crop (the fit reads the paper from the border)
 
 
 class TooManyDigits(ImageTooLarge):
@@ -46,7 +47,7 @@ class TooManyDigits(ImageTooLarge):
 @dataclass(frozen=True, slots=True)
 class DigitCrop:
     box: tuple[int, int, int, int]  # x0, y0, x1, y1 (exclusive) in the picture's own pixels
-    pixels: np.ndarray  # (28, 28) float32 0..1, white on black, as ``to_mnist`` makes it
+    pixels: np.ndarray  # (28, 28) float32 0..1, white on black, as ``ink_to_mnist`` makes it
     line: int  # 0 for the first line of writing, 1 for the next, ...
 
 
@@ -99,7 +100,7 @@ class Page:
         return int(x0 * sx), int(y0 * sy), int(np.ceil(x1 * sx)), int(np.ceil(y1 * sy))
 
     def fit(self, parts: list[Part]) -> np.ndarray | None:
-        """The ink of these parts alone (their neighbours' strokes masked out), through ``to_mnist``;
+        """The ink of these parts alone (their neighbours' strokes masked out), through ``ink_to_mnist``;
         None when nothing of it is left."""
         h, w = self.ink.shape
         y0, y1 = max(min(p.y0 for p in parts) - 1, 0), min(max(p.y1 for p in parts) + 1, h)
@@ -114,7 +115,7 @@ class Page:
             keep |= mask
         crop = np.pad(self.ink[y0:y1, x0:x1] * keep, MARGIN)
         try:
-            return to_mnist(crop)
+            return ink_to_mnist(crop)
         except NoInk:
             return None
 

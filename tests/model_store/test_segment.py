@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from model_store.preprocess import NoInk
+from model_store import segment as segment_module
+from model_store.preprocess import NoInk, ink_to_mnist, to_mnist
 from model_store.reading import candidates, choose
 from model_store.segment import TooManyDigits, read_page, segment
 from testkit.digits import rows_for, write
-from training.numbers import digit_strokes
+from training.numbers import digit_strokes, make_family
 
 
 def open_four() -> list[list[tuple[float, float]]]:
@@ -139,3 +140,28 @@ def test_alternatives_beyond_one_batch_fall_back_to_the_rules() -> None:
     cands = candidates(page, max_crops=3)
     assert len(cands.crops) == 3 and choose(cands, None) == [0, 1, 2]
     assert len(candidates(page).crops) > 3
+
+
+@pytest.mark.parametrize("family", ["strokes", "fonts"])
+def test_crops_are_fitted_as_to_mnist_fits_them(family: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reading fits its crops with ``ink_to_mnist``, which skips the polarity and paper steps: on a
+    crop of the ink map (paper at 0, a zero margin) they have nothing to do. (They did something on a
+    few crops crowded with ink, touching digits cut apart: a paper surface fitted there took ink away.)"""
+    crops: list[np.ndarray] = []
+
+    def fit(crop: np.ndarray) -> np.ndarray:
+        crops.append(crop)
+        return ink_to_mnist(crop)
+
+    monkeypatch.setattr(segment_module, "ink_to_mnist", fit)
+    for image, _ in make_family(family, 4, seed=5):
+        candidates(read_page(image / 255.0))
+    assert len(crops) > 40
+    for crop in crops:
+        try:
+            expected = to_mnist(crop)
+        except NoInk:
+            with pytest.raises(NoInk):
+                ink_to_mnist(crop)
+            continue
+        np.testing.assert_array_equal(ink_to_mnist(crop), expected)
