@@ -80,6 +80,8 @@ class DeviceRunner:
         self._on_thread = 0  # forward passes handed to the thread and not yet back (loop thread only)
 
     async def run(self, fn: RunBatch, views: list[np.ndarray]) -> np.ndarray:
+        if not self.on_loop_max_images:  # nothing ever runs on the loop: no count to keep
+            return await asyncio.wrap_future(self.executor.submit(fn, views))
         if self._on_thread == 0 and sum(len(v) for v in views) <= self.on_loop_max_images:
             return fn(views)
         loop = asyncio.get_running_loop()

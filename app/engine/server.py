@@ -178,8 +178,7 @@ class Engine:
 
     async def drain(self, timeout_s: float) -> bool:
         self.draining = True  # readiness stays off: a worker connecting now must not turn it back on
-        self.state = {"ready": False, "reason": "the engine is shutting down"}
-        self._broadcast()
+        self._update_state()
         results = await asyncio.gather(*(b.drain(timeout_s) for b in self.batchers.values()))
         return all(results)
 
@@ -202,9 +201,11 @@ class Engine:
 
     def _update_state(self) -> bool:
         """Recompute readiness; broadcast it to every worker when it changed (then True)."""
-        if not self.loaded.is_set() or self.draining:
+        if self.draining:
+            state = {"ready": False, "reason": "the engine is shutting down"}
+        elif not self.loaded.is_set():
             return False
-        if not self.models:
+        elif not self.models:
             state = {"ready": False, "reason": "no servable models: " + "; ".join(self.refused)}
         elif len(self.seen_pids) < self.expected_workers:
             state = {
