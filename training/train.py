@@ -19,12 +19,21 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 
-from model_store import ModelCard, Preprocessing, create_model, list_presets, save_checkpoint
+from model_store import (
+    CheckpointError,
+    ModelCard,
+    Preprocessing,
+    create_model,
+    list_presets,
+    load_checkpoint,
+    save_checkpoint,
+)
 
 from .augment import AugmentConfig
 from .data import DataBundle, load_data
 from .distributed import DistInfo, barrier, cleanup, init_distributed
 from .engine import evaluate, train_one_epoch
+from .pen_digits import add_pen_digits
 from .schedule import make_optimizer, warmup_cosine
 from .settings import settings
 
@@ -80,6 +89,19 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--erase-prob", type=float, default=0.0, help="random-erasing chance, 0 = off; default: 0")
     p.add_argument("--no-augment", action="store_true", help="turn augmentation off")
+    p.add_argument(
+        "--pen-digits",
+        type=int,
+        default=0,
+        help="add this many generated pen-stroke digits (training.pen_digits: continental 1s and 7s, open "
+        "4s, ...) to the training split; validation and test stay MNIST; default: 0",
+    )
+    p.add_argument(
+        "--init-from",
+        type=Path,
+        help="start from this checkpoint directory's weights (same architecture) instead of a fresh "
+        "initialisation: fine-tuning; the card records the checkpoint and its own training command",
+    )
     p.add_argument("--val-size", type=int, default=5000, help="held out from train; default: 5000")
     p.add_argument("--limit-train", type=int, help="use only this many training images (smoke runs)")
     p.add_argument("--limit-test", type=int, help="evaluate on only this many test images")
@@ -183,8 +205,11 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
     data = load() if info.is_main else None  # rank 0 unpacks the archives first,
     barrier(info)
     data = data or load()  # then the others read the result
+    train_split = data.train
+    if args.pen_digits:  # the training split only: validation, test and calibration stay MNIST
+        train_split = add_pen_digits(train_split, args.pen_digits, args.seed)
     train_split, val_split, test_split = (
-        data.train.to(device),
+        train_split.to(device),
         data.val.to(device),
         data.test.to(device),
     )
@@ -192,8 +217,10 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
     overrides = parse_overrides(args.overrides)
     if args.dataset != "mnist":
         overrides.setdefault("num_classes", len(data.labels))
-    model = create_model(args.model, **overrides).to(device)
+    model = create_model(args.model, **overrides)
     cfg = model.cfg
+    init_from = _init_from(model, args.init_from) if args.init_from else None
+    model = model.to(device)
     n_params = model.get_num_params()
     ddp_model: nn.Module = DistributedDataParallel(model) if info.enabled else model
     if info.enabled:  # same init everywhere (DDP broadcasts it), but each rank its own dropout masks
@@ -315,14 +342,15 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
     card = ModelCard(
         name=name, preset=args.model, architecture=cfg.to_dict(), num_params=n_params, labels=data.labels,
         dataset={"name": args.dataset, "train_images": len(train_split), "val_images": len(val_split),
-                 "test_images": len(test_split), "val_split_seed": args.seed},
+                 "test_images": len(test_split), "val_split_seed": args.seed, "pen_digits": args.pen_digits},
         preprocessing=Preprocessing(image_size=cfg.image_size, mean=data.mean, std=data.std),
         metrics={"test_accuracy": test_acc, "test_loss": test_loss, "val_accuracy": last.get("val_acc", 0.0),
                  "val_loss": last.get("val_loss", 0.0), "train_loss": last.get("train_loss", 0.0)},
         training={"command": training_command(args.argv), "args": _jsonable(vars(args)), "seed": args.seed,
                   "epochs": args.epochs, "wall_time_s": round(wall, 1), "hardware": hardware_string(device),
                   "world_size": info.world_size, "torch_version": torch.__version__,
-                  "amp": "bf16" if amp else "fp32", "ema_decay": args.ema_decay},
+                  "amp": "bf16" if amp else "fp32", "ema_decay": args.ema_decay,
+                  **({"init_from": init_from} if init_from else {})},
     )  # fmt: skip
     out = save_checkpoint(final, card, args.store_dir / name)
     log.info("wrote %s (sha256 %s…)", out, card.weights_sha256[:12])
@@ -335,6 +363,28 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
         paths = write_all_plots(final, test_split, test_logits, history, data, run_dir / "plots")
         log.info("plots: %s", ", ".join(str(p) for p in paths))
     return out
+
+
+def _init_from(model: nn.Module, directory: Path) -> dict:
+    """Load a stored checkpoint's weights into ``model`` (fresh, same architecture); what the card
+    should say about where training started."""
+    try:
+        base, card = load_checkpoint(directory)
+    except CheckpointError as exc:
+        raise SystemExit(f"--init-from: {exc}") from exc
+    theirs, ours = card.model_config().to_dict(), model.cfg.to_dict()
+    if theirs != ours:
+        differ = ", ".join(
+            f"{k}: {theirs.get(k)} there, {ours.get(k)} here" for k in ours if theirs.get(k) != ours.get(k)
+        )
+        raise SystemExit(f"--init-from: {directory} has another architecture ({differ})")
+    model.load_state_dict(base.state_dict())
+    log.info("starting from %s (sha256 %s…, trained by: %s)", directory, card.weights_sha256[:12],
+             card.training.get("command"))  # fmt: skip
+    kept = {k: card.training.get(k) for k in ("command", "epochs", "wall_time_s", "hardware")}
+    test_accuracy = card.metrics.get("test_accuracy")
+    return {"path": str(directory), "weights_sha256": card.weights_sha256, "test_accuracy": test_accuracy,
+            **kept}  # fmt: skip
 
 
 def _tensorboard(run_dir: Path):

@@ -37,7 +37,7 @@ def test_checkpoint_loads_and_card_records_the_run(tiny_run, data_root: Path) ->
     assert card.num_params == sum(p.numel() for p in model.parameters())
     assert card.labels == [str(d) for d in range(10)]
     assert card.dataset == {"name": "mnist", "train_images": 1024, "val_images": 256, "test_images": 500,
-                            "val_split_seed": 3}  # fmt: skip
+                            "val_split_seed": 3, "pen_digits": 0}  # fmt: skip
 
     training = card.training
     assert training["command"].startswith("python -m training train --model vit-mnist-tiny")
