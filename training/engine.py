@@ -35,6 +35,13 @@ def autocast_for(device: torch.device, amp: bool):
     return nullcontext()
 
 
+def shard_order(n: int, seed: int, epoch: int, rank: int, world_size: int) -> torch.Tensor:
+    """This rank's sample order for one epoch: every rank draws the same permutation (the seed is the
+    run's, not the rank's) and takes its own strided shard, so the shards are disjoint."""
+    order = torch.randperm(n, generator=torch.Generator().manual_seed(seed + epoch))
+    return order[rank::world_size]
+
+
 def train_one_epoch(
     model: nn.Module,
     split: Split,
@@ -46,6 +53,7 @@ def train_one_epoch(
     std: float,
     aug: AugmentConfig,
     gen: torch.Generator,
+    shuffle_seed: int,
     label_smoothing: float,
     grad_clip: float,
     amp: bool,
@@ -58,9 +66,7 @@ def train_one_epoch(
     model.train()
     device = split.images.device
     start = time.perf_counter()
-    # Every rank draws the same permutation (same seed + epoch) and takes its own strided shard.
-    order = torch.randperm(len(split), generator=torch.Generator().manual_seed(gen.initial_seed() + epoch))
-    order = order[dist_info.rank :: dist_info.world_size].to(device)
+    order = shard_order(len(split), shuffle_seed, epoch, dist_info.rank, dist_info.world_size).to(device)
     steps = len(order) // batch_size  # drop the ragged last batch: equal steps on every rank
     if max_steps:
         steps = min(steps, max_steps)

@@ -1,4 +1,5 @@
-"""torchrun with two gloo CPU processes trains a few steps and writes exactly one checkpoint."""
+"""torchrun with two gloo CPU processes trains a few steps and writes exactly one checkpoint; the ranks' data
+shards are disjoint."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from testkit.ports import free_port
+from training.engine import shard_order
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,3 +52,10 @@ def test_torchrun_two_cpu_processes(data_root: Path, tmp_path: Path) -> None:
     assert card.dataset["test_images"] == 100
     rows = (run / "metrics.csv").read_text().splitlines()
     assert len(rows) == 2 and rows[1].startswith("1,")
+
+
+def test_every_rank_trains_on_its_own_disjoint_shard() -> None:
+    shards = [shard_order(103, seed=1000, epoch=2, rank=r, world_size=4) for r in range(4)]
+    together = torch.cat(shards)
+    assert sorted(together.tolist()) == list(range(103))  # every sample once per epoch, across ranks
+    assert not torch.equal(shard_order(103, 1000, 3, 0, 4), shards[0])  # a new order every epoch
