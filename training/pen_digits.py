@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 import torch
-from PIL import Image, ImageFilter
+from PIL import ImageFilter
 
 from model_store.preprocess import to_mnist
 
@@ -141,16 +141,6 @@ def pen_digits(count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     labels = np.arange(count, dtype=np.int64) % 10
     images = np.stack([pen_digit(int(d), rng) for d in labels]) if count else np.zeros((0, 28, 28), np.uint8)
     return images, labels
-
-
-def contact_sheet(images: np.ndarray, columns: int = 20) -> Image.Image:
-    """A grid of digits, for looking at what the generator makes."""
-    rows = -(-len(images) // columns)
-    sheet = np.zeros((rows * 28, columns * 28), np.uint8)
-    for i, img in enumerate(images):
-        r, c = divmod(i, columns)
-        sheet[r * 28 : (r + 1) * 28, c * 28 : (c + 1) * 28] = img
-    return Image.fromarray(sheet)
 
 
 def add_pen_digits(split: Split, count: int, seed: int = 0) -> Split:

@@ -12,6 +12,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -206,6 +207,8 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
     barrier(info)
     data = data or load()  # then the others read the result
     train_split = data.train
+    if args.pen_digits < 0 or (args.pen_digits and args.dataset != "mnist"):
+        raise SystemExit("--pen-digits: a count >= 0, and only for --dataset mnist (they are digits)")
     if args.pen_digits:  # the training split only: validation, test and calibration stay MNIST
         train_split = add_pen_digits(train_split, args.pen_digits, args.seed)
     train_split, val_split, test_split = (
@@ -219,7 +222,7 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
         overrides.setdefault("num_classes", len(data.labels))
     model = create_model(args.model, **overrides)
     cfg = model.cfg
-    init_from = _init_from(model, args.init_from) if args.init_from else None
+    init_from = _init_from(model, args.init_from, data.labels, info.is_main) if args.init_from else None
     model = model.to(device)
     n_params = model.get_num_params()
     ddp_model: nn.Module = DistributedDataParallel(model) if info.enabled else model
@@ -259,6 +262,7 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
     state_path = run_dir / "last.pt"
     if args.resume and state_path.exists():
         state = torch.load(state_path, map_location=device, weights_only=True)  # tensors only, no code
+        _check_same_run(state.get("args", {}), args, state_path)
         model.load_state_dict(state["model"])
         if ema is not None and state.get("ema"):
             ema.load_state_dict(state["ema"])
@@ -294,7 +298,8 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
     for epoch in range(start_epoch, args.epochs):
         stats = train_one_epoch(
             train_net, train_split, optimizer=optimizer, scheduler=scheduler, batch_size=args.batch_size,
-            mean=data.mean, std=data.std, aug=aug, gen=gen, label_smoothing=args.label_smoothing,
+            mean=data.mean, std=data.std, aug=aug, gen=gen, shuffle_seed=args.seed * 1000,
+            label_smoothing=args.label_smoothing,
             grad_clip=args.grad_clip, amp=amp, dist_info=info, epoch=epoch, max_steps=args.max_steps,
             on_step=(lambda: ema.update_parameters(model)) if ema is not None else None,
             progress=not args.no_progress,
@@ -365,23 +370,42 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
     return out
 
 
-def _init_from(model: nn.Module, directory: Path) -> dict:
-    """Load a stored checkpoint's weights into ``model`` (fresh, same architecture); what the card
-    should say about where training started."""
+def _check_same_run(saved: dict, args: argparse.Namespace, state_path: Path) -> None:
+    """--resume continues the run that wrote ``state_path``, not another one (a fine-tune sharing the
+    run folder of the checkpoint it started from)."""
+    for key in ("init_from", "pen_digits"):
+        then, now = saved.get(key) or None, getattr(args, key) or None
+        if (str(then) if then is not None else None) != (str(now) if now is not None else None):
+            raise SystemExit(
+                f"--resume: {state_path} belongs to a run with --{key.replace('_', '-')} {then}, not {now}; "
+                "give this run its own --run-dir"
+            )
+
+
+# Rates that shape training, not the weights: a fine-tune may change them.
+REGULARISATION = ("dropout", "attn_dropout", "emb_dropout", "drop_path")
+
+
+def _init_from(model: nn.Module, directory: Path, labels: list[str], log_it: bool) -> dict[str, Any]:
+    """Load a stored checkpoint's weights into ``model`` (fresh, same architecture and labels); what the
+    card should say about where training started (that checkpoint's own start included)."""
     try:
         base, card = load_checkpoint(directory)
     except CheckpointError as exc:
         raise SystemExit(f"--init-from: {exc}") from exc
     theirs, ours = card.model_config().to_dict(), model.cfg.to_dict()
-    if theirs != ours:
-        differ = ", ".join(
-            f"{k}: {theirs.get(k)} there, {ours.get(k)} here" for k in ours if theirs.get(k) != ours.get(k)
-        )
+    keys = [k for k in {**theirs, **ours} if k not in REGULARISATION and theirs.get(k) != ours.get(k)]
+    if keys:
+        differ = ", ".join(f"{k}: {theirs.get(k)} there, {ours.get(k)} here" for k in keys)
         raise SystemExit(f"--init-from: {directory} has another architecture ({differ})")
+    if card.labels != labels:
+        raise SystemExit(f"--init-from: {directory} was trained for labels {card.labels}, not {labels}")
     model.load_state_dict(base.state_dict())
-    log.info("starting from %s (sha256 %s…, trained by: %s)", directory, card.weights_sha256[:12],
-             card.training.get("command"))  # fmt: skip
-    kept = {k: card.training.get(k) for k in ("command", "epochs", "wall_time_s", "hardware")}
+    if log_it:
+        log.info("starting from %s (sha256 %s…, trained by: %s)", directory, card.weights_sha256[:12],
+                 card.training.get("command"))  # fmt: skip
+    kept = {k: card.training[k] for k in ("command", "epochs", "wall_time_s", "hardware", "init_from")
+            if k in card.training}  # fmt: skip
     test_accuracy = card.metrics.get("test_accuracy")
     return {"path": str(directory), "weights_sha256": card.weights_sha256, "test_accuracy": test_accuracy,
             **kept}  # fmt: skip

@@ -53,8 +53,12 @@ def test_pen_digits_join_the_training_split_only(train_cli, tmp_path: Path) -> N
     assert result.code == 0, result.log
     card = ModelStore(tmp_path / "store").load("cnn-baseline")[1]
     assert card.dataset["pen_digits"] == 64
-    assert card.dataset["train_images"] == 256 + 64 and card.dataset["test_images"] == 50
+    assert card.dataset["train_images"] == 256 + 64 and card.dataset["val_images"] == 256 // 4  # val: MNIST
     assert any("320 train /" in line for line in result.log)
+    with pytest.raises(SystemExit, match="only for --dataset mnist"):
+        train_cli(
+            [*SMALL, "--pen-digits", "64", "--dataset", "fashion-mnist"], tmp_path / "s", tmp_path / "r"
+        )
 
 
 def test_init_from_starts_at_the_stored_weights_and_says_so(train_cli, tmp_path: Path) -> None:
@@ -62,9 +66,11 @@ def test_init_from_starts_at_the_stored_weights_and_says_so(train_cli, tmp_path:
     assert base.code == 0, base.log
     base_dir = tmp_path / "base" / "cnn-baseline"
     base_card = ModelStore(tmp_path / "base").load("cnn-baseline")[1]
-    # A learning rate of 0: the fine-tuned weights are exactly the ones it started from.
+    # A learning rate of 0: the fine-tuned weights, the EMA's included, are exactly the ones it started from.
     tuned = train_cli(
-        [*SMALL, "--init-from", str(base_dir), "--lr", "0"], tmp_path / "tuned", tmp_path / "run"
+        [*SMALL, "--init-from", str(base_dir), "--lr", "0", "--ema-decay", "0.5"],
+        tmp_path / "tuned",
+        tmp_path / "run",
     )
     assert tuned.code == 0, tuned.log
     card = ModelStore(tmp_path / "tuned").load("cnn-baseline")[1]
@@ -80,6 +86,10 @@ def test_init_from_starts_at_the_stored_weights_and_says_so(train_cli, tmp_path:
     assert f"--init-from {base_dir}" in card.training["command"]
 
     assert "init_from" not in base_card.training  # a fresh start records none
+
+    # --resume in a folder whose state belongs to another run (the fine-tune's) is refused, not continued.
+    with pytest.raises(SystemExit, match="--resume: .* belongs to a run with --init-from"):
+        train_cli([*SMALL, "--resume"], tmp_path / "tuned", tmp_path / "run")
 
 
 def test_init_from_refuses_another_architecture(train_cli, tmp_path: Path) -> None:
