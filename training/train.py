@@ -203,12 +203,12 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
             args.dataset, args.data_root, args.val_size, args.seed, args.limit_train, args.limit_test
         )
 
+    if args.pen_digits < 0 or (args.pen_digits and args.dataset != "mnist"):  # before any data is read
+        raise SystemExit("--pen-digits: a count >= 0, and only for --dataset mnist (they are digits)")
     data = load() if info.is_main else None  # rank 0 unpacks the archives first,
     barrier(info)
     data = data or load()  # then the others read the result
     train_split = data.train
-    if args.pen_digits < 0 or (args.pen_digits and args.dataset != "mnist"):
-        raise SystemExit("--pen-digits: a count >= 0, and only for --dataset mnist (they are digits)")
     if args.pen_digits:  # the training split only: validation, test and calibration stay MNIST
         train_split = add_pen_digits(train_split, args.pen_digits, args.seed)
     train_split, val_split, test_split = (
@@ -374,8 +374,8 @@ def _check_same_run(saved: dict, args: argparse.Namespace, state_path: Path) -> 
     """--resume continues the run that wrote ``state_path``, not another one (a fine-tune sharing the
     run folder of the checkpoint it started from)."""
     for key in ("init_from", "pen_digits"):
-        then, now = saved.get(key) or None, getattr(args, key) or None
-        if (str(then) if then is not None else None) != (str(now) if now is not None else None):
+        then, now = saved.get(key) or None, getattr(args, key) or None  # 0 pen digits = none
+        if str(then) != str(now):
             raise SystemExit(
                 f"--resume: {state_path} belongs to a run with --{key.replace('_', '-')} {then}, not {now}; "
                 "give this run its own --run-dir"
