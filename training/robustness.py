@@ -3,8 +3,10 @@
 Each corruption (``training.corruptions``) turns the same seeded sample of MNIST test digits into
 encoded images; ``model_store.preprocess.preprocess_bytes`` (what the server runs on every upload)
 turns them back into 28x28 inputs, and each model answers through its ``ServingHead``. A picture the
-preprocessing refuses (no ink found) counts as an error. Results: a markdown table on stdout, and
-``robustness.json`` and ``robustness.png`` in the output folder.
+preprocessing refuses (no ink found) counts as an error. Also counted: how often the model's digit
+score calls a corrupted digit "not a digit" (``is_digit`` false, as the service would answer).
+Results: a markdown table on stdout, and ``robustness.json`` and ``robustness.png`` in the output
+folder.
 """
 
 from __future__ import annotations
@@ -63,10 +65,14 @@ def preprocess_corrupted(name: str, digits: np.ndarray, seed: int) -> tuple[np.n
 
 
 @torch.inference_mode()
-def predict(head: ServingHead, x: np.ndarray, batch: int = 500) -> np.ndarray:
-    out = [head(torch.from_numpy(x[i : i + batch]).unsqueeze(1))[:, : head.num_classes].argmax(1)
-           for i in range(0, len(x), batch)]  # fmt: skip
-    return torch.cat(out).numpy()
+def predict(head: ServingHead, x: np.ndarray, batch: int = 500) -> tuple[np.ndarray, np.ndarray]:
+    """(classes, not a digit): the top class of each input, and whether the digit score is under the
+    checkpoint's threshold (all False for a checkpoint without one)."""
+    out = torch.cat([head(torch.from_numpy(x[i : i + batch]).unsqueeze(1)) for i in range(0, len(x), batch)])
+    classes = out[:, : head.num_classes].argmax(1).numpy()
+    if head.digit_threshold is None:
+        return classes, np.zeros(len(x), bool)
+    return classes, (out[:, head.num_classes] < head.digit_threshold).numpy()
 
 
 def summarise(acc: dict[str, dict[str, float]], models: list[str]) -> dict:
@@ -88,15 +94,21 @@ def summarise(acc: dict[str, dict[str, float]], models: list[str]) -> dict:
     return out
 
 
-def markdown(acc: dict[str, dict[str, float]], summary: dict, models: list[str]) -> str:
-    head = f"| corruption | family | {' | '.join(models)} |\n|---|---|{'---:|' * len(models)}"
-    rows = [f"| {n} | {FAMILY_OF[n]} | " + " | ".join(f"{100 * acc[n][m]:.1f}" for m in models) + " |"
-            for n in acc]  # fmt: skip
+def markdown(
+    acc: dict[str, dict[str, float]], flagged: dict[str, dict[str, float]], summary: dict, models: list[str]
+) -> str:
+    """Accuracy per corruption and model, then the share called not a digit (``flagged``)."""
+    flags = " | ".join(f"{m}: not a digit" for m in models)
+    head = f"| corruption | family | {' | '.join(models)} | {flags} |\n|---|---|{'---:|' * 2 * len(models)}"
+    rows = [f"| {n} | {FAMILY_OF[n]} | " + " | ".join(f"{100 * acc[n][m]:.1f}" for m in models) + " | "
+            + " | ".join(f"{100 * flagged[n][m]:.1f}" for m in models) + " |" for n in acc]  # fmt: skip
+    blank = " |" * len(models)
     for f in summary["families"][models[0]]:
         vals = " | ".join(f"{100 * summary['families'][m][f]:.1f}" for m in models)
-        rows.append(f"| *{f} (mean)* | | {vals} |")
+        rows.append(f"| *{f} (mean)* | | {vals} |{blank}")
     rows.append("| **mean over corruptions** | | " +
-                " | ".join(f"**{100 * summary['mean'][m]:.1f}**" for m in models) + " |")  # fmt: skip
+                " | ".join(f"**{100 * summary['mean'][m]:.1f}**" for m in models) + " | " +
+                " | ".join(f"{100 * summary['flagged_mean'][m]:.1f}" for m in models) + " |")  # fmt: skip
     return "\n".join([head, *rows])
 
 
@@ -126,23 +138,32 @@ def run_robustness(args: argparse.Namespace) -> dict:
     pick = np.random.default_rng(args.seed).permutation(len(test))[: args.limit]
     digits, labels = test.images[pick, 0].numpy(), test.labels[pick].numpy()
     acc: dict[str, dict[str, float]] = {}
+    flagged: dict[str, dict[str, float]] = {}  # share of the (accepted) digits called not a digit
     refused: dict[str, int] = {}
     for name in _selected(args.corruptions):
         t0 = time.perf_counter()
         x, no_ink = preprocess_corrupted(name, digits, args.seed)
         t_prep = time.perf_counter() - t0
-        acc[name] = {m: float(((predict(h, x) == labels) & ~no_ink).mean()) for m, h in heads.items()}
+        acc[name], flagged[name] = {}, {}
+        for m, head in heads.items():
+            classes, not_digit = predict(head, x)
+            acc[name][m] = float(((classes == labels) & ~no_ink).mean())
+            flagged[name][m] = float(not_digit[~no_ink].mean()) if (~no_ink).any() else 0.0
         refused[name] = int(no_ink.sum())
         log.info("%-15s %s  (generate+preprocess %.0f us/image, %d refused)", name,
-                 "  ".join(f"{m} {100 * a:.1f}" for m, a in acc[name].items()),
+                 "  ".join(f"{m} {100 * a:.1f} (not a digit {100 * flagged[name][m]:.1f})"
+                           for m, a in acc[name].items()),
                  1e6 * t_prep / len(digits), refused[name])  # fmt: skip
     summary = summarise(acc, models)
+    names = [n for n in flagged if FAMILY_OF[n] != "clean"]
+    summary["flagged_mean"] = {m: float(np.mean([flagged[n][m] for n in names])) if names else 0.0
+                               for m in models}  # fmt: skip
     result = {"limit": len(digits), "seed": args.seed, "models": models, "accuracy": acc,
-              "refused": refused, **summary}  # fmt: skip
+              "not_a_digit": flagged, "refused": refused, **summary}  # fmt: skip
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / "robustness.json").write_text(json.dumps(result, indent=2) + "\n")
     plot(acc, models, args.out_dir / "robustness.png")
-    print(markdown(acc, summary, models))
+    print(markdown(acc, flagged, summary, models))
     for m in models:
         print(f"targets {m}: " + ", ".join(f"{k} {'ok' if v else 'MISSED'}" for k, v in
                                            summary["targets"][m].items()))  # fmt: skip
