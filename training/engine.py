@@ -14,6 +14,7 @@ from tqdm import tqdm
 
 from .augment import AugmentConfig, augment
 from .data import Split, normalize
+from .distill import Teacher
 from .distributed import DistInfo, all_reduce_sum
 
 
@@ -62,6 +63,7 @@ def train_one_epoch(
     max_steps: int | None = None,
     on_step: Callable[[], None] | None = None,
     progress: bool = True,
+    teacher: Teacher | None = None,
 ) -> EpochStats:
     model.train()
     device = split.images.device
@@ -79,12 +81,15 @@ def train_one_epoch(
     )
     for step in bar:
         idx = order[step * batch_size : (step + 1) * batch_size]
-        x = augment(split.images[idx].float() / 255, aug, gen)
-        x = (x - mean) / std
+        pixels = augment(split.images[idx].float() / 255, aug, gen)
+        x = (pixels - mean) / std
         y = split.labels[idx]
         with autocast_for(device, amp):
             logits = model(x)
-            loss = F.cross_entropy(logits.float(), y, label_smoothing=label_smoothing)
+            if teacher is None:
+                loss = F.cross_entropy(logits.float(), y, label_smoothing=label_smoothing)
+            else:  # the teacher answers the same augmented batch
+                loss = teacher.loss(logits, y, teacher.logits(pixels), label_smoothing)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if grad_clip:

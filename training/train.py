@@ -32,6 +32,7 @@ from model_store import (
 
 from .augment import AugmentConfig
 from .data import DataBundle, load_data
+from .distill import DEFAULT_TEMPERATURE, DEFAULT_WEIGHT, KINDS, Teacher
 from .distributed import DistInfo, barrier, cleanup, init_distributed
 from .engine import evaluate, train_one_epoch
 from .pen_digits import add_pen_digits
@@ -102,6 +103,24 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
         type=Path,
         help="start from this checkpoint directory's weights (same architecture) instead of a fresh "
         "initialisation: fine-tuning; the card records the checkpoint and its own training command",
+    )
+    p.add_argument(
+        "--teacher",
+        type=Path,
+        help="distil from this checkpoint directory (e.g. the CNN): the student also learns its answers on "
+        "every augmented batch (training.distill); the card records the teacher",
+    )
+    p.add_argument("--distill", choices=KINDS, help="with --teacher: hard (its top class, DeiT) or soft "
+                   "(its probabilities at --distill-temperature, Hinton); default: hard")  # fmt: skip
+    p.add_argument(
+        "--distill-weight",
+        type=float,
+        help=f"with --teacher: the teacher's share of the loss, 0..1; default: {DEFAULT_WEIGHT}",
+    )
+    p.add_argument(
+        "--distill-temperature",
+        type=float,
+        help=f"with --distill soft: softmax temperature; default: {DEFAULT_TEMPERATURE:g}",
     )
     p.add_argument("--val-size", type=int, default=5000, help="held out from train; default: 5000")
     p.add_argument("--limit-train", type=int, help="use only this many training images (smoke runs)")
@@ -205,6 +224,9 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
 
     if args.pen_digits < 0 or (args.pen_digits and args.dataset != "mnist"):  # before any data is read
         raise SystemExit("--pen-digits: a count >= 0, and only for --dataset mnist (they are digits)")
+    distill_options = (args.distill, args.distill_weight, args.distill_temperature)
+    if args.teacher is None and any(v is not None for v in distill_options):
+        raise SystemExit("--distill, --distill-weight and --distill-temperature need --teacher")
     data = load() if info.is_main else None  # rank 0 unpacks the archives first,
     barrier(info)
     data = data or load()  # then the others read the result
@@ -223,6 +245,14 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
     model = create_model(args.model, **overrides)
     cfg = model.cfg
     init_from = _init_from(model, args.init_from, data.labels, info.is_main) if args.init_from else None
+    teacher = None
+    if args.teacher:
+        teacher = Teacher.load(args.teacher, data.labels, cfg.image_size, args.distill, args.distill_weight,
+                               args.distill_temperature).to(device)  # fmt: skip
+        if info.is_main:
+            log.info("distilling from %s (%s, %s params, test accuracy %s): %s, weight %.2f", args.teacher,
+                     teacher.record["arch"], f"{teacher.record['num_params']:,}",
+                     teacher.record["test_accuracy"], teacher.kind, teacher.weight)  # fmt: skip
     model = model.to(device)
     n_params = model.get_num_params()
     ddp_model: nn.Module = DistributedDataParallel(model) if info.enabled else model
@@ -302,7 +332,7 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
             label_smoothing=args.label_smoothing,
             grad_clip=args.grad_clip, amp=amp, dist_info=info, epoch=epoch, max_steps=args.max_steps,
             on_step=(lambda: ema.update_parameters(model)) if ema is not None else None,
-            progress=not args.no_progress,
+            progress=not args.no_progress, teacher=teacher,
         )  # fmt: skip
         eval_model = ema.module if ema is not None else model
         val_loss, val_acc, _ = evaluate(eval_model, val_split, mean=data.mean, std=data.std, amp=amp)
@@ -355,7 +385,8 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
                   "epochs": args.epochs, "wall_time_s": round(wall, 1), "hardware": hardware_string(device),
                   "world_size": info.world_size, "torch_version": torch.__version__,
                   "amp": "bf16" if amp else "fp32", "ema_decay": args.ema_decay,
-                  **({"init_from": init_from} if init_from else {})},
+                  **({"init_from": init_from} if init_from else {}),
+                  **({"teacher": teacher.record} if teacher else {})},
     )  # fmt: skip
     out = save_checkpoint(final, card, args.store_dir / name)
     log.info("wrote %s (sha256 %s…)", out, card.weights_sha256[:12])
@@ -373,7 +404,7 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
 def _check_same_run(saved: dict, args: argparse.Namespace, state_path: Path) -> None:
     """--resume continues the run that wrote ``state_path``, not another one (a fine-tune sharing the
     run folder of the checkpoint it started from)."""
-    for key in ("init_from", "pen_digits"):
+    for key in ("init_from", "pen_digits", "teacher"):
         then, now = saved.get(key) or None, getattr(args, key) or None  # 0 pen digits = none
         if str(then) != str(now):
             raise SystemExit(
