@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Packs what a lent GPU machine lacks into .device/ (git-ignored), to be named in the device tool's `carry`.
+#
+# That machine (docs/gpu-session.md) has Python 3.12 with torch, numpy, Pillow, safetensors, uvloop,
+# prometheus-client, pytest and httpx, and no network. It lacks the service's web stack (FastAPI,
+# Starlette, uvicorn, httptools, python-multipart, pydantic, pydantic-settings), wrk and MNIST. This
+# script puts into .device/:
+#   whl/   those packages as cp312 manylinux wheels, at the versions this checkout's .venv runs
+#   deb/   wrk and its LuaJIT library, unpacked there by scripts/device_env.sh
+#   data/  MNIST's four official .gz files (from DATA_ROOT, ../shared/data or .devdata)
+# About 15 MB. Then, in every `run` on the machine: `source scripts/device_env.sh && ...`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+kit=.device
+venv=${VENV:-.venv}
+[ -x "$venv/bin/python" ] || { echo "no $venv: run 'make .venv/.installed-dev' first" >&2; exit 1; }
+
+# The web stack and everything it needs (the closure of its requirements in this venv, extras and
+# back-ports left out), pinned to this venv's versions.
+pins=$("$venv/bin/python" - <<'EOF'
+import re
+from importlib.metadata import distribution
+
+todo, seen = ["fastapi", "uvicorn", "httptools", "python-multipart", "pydantic-settings"], {}
+while todo:
+    dist = distribution(todo.pop())
+    name = dist.metadata["Name"].lower().replace("_", "-")
+    if name in seen:
+        continue
+    seen[name] = dist.version
+    for req in dist.requires or []:
+        if "extra ==" not in req and 'python_version < "3.1' not in req:
+            todo.append(re.split(r"[\s\[<>=!~;(]", req, maxsplit=1)[0])
+print(" ".join(f"{n}=={v}" for n, v in sorted(seen.items())))
+EOF
+)
+rm -rf "$kit/whl" && mkdir -p "$kit/whl" "$kit/deb" "$kit/data/MNIST/raw"
+# shellcheck disable=SC2086  # one argument per pin
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+  --platform manylinux1_x86_64 --platform manylinux_2_5_x86_64 -d "$kit/whl" $pins 2>&1 \
+  | grep -v "^WARNING: Location" || true
+[ "$(ls "$kit/whl" | wc -l)" -eq "$(echo "$pins" | wc -w)" ] || {
+  echo "expected one wheel per package in $kit/whl:" >&2; ls "$kit/whl" >&2; exit 1; }
+
+# wrk for bench.scaling; the machine is x86-64 Debian-like: its .debs unpack anywhere.
+(cd "$kit/deb" && rm -f ./*.deb && apt-get download -qq wrk libluajit2-5.1-2 2>/dev/null) || {
+  apt-get update -qq && (cd "$kit/deb" && apt-get download -qq wrk libluajit2-5.1-2); }
+
+raw=""
+for root in "${DATA_ROOT:-}" ../shared/data .devdata; do
+  if [ -n "$root" ] && [ -f "$root/MNIST/raw/train-images-idx3-ubyte.gz" ]; then raw="$root/MNIST/raw"; break; fi
+done
+[ -n "$raw" ] || { echo "MNIST's .gz files not found (DATA_ROOT, ../shared/data, .devdata)" >&2; exit 1; }
+cp "$raw"/*-ubyte.gz "$kit/data/MNIST/raw/"
+du -sh "$kit"
+echo "carry: [\"$kit\"]; on the machine: source scripts/device_env.sh"
