@@ -41,6 +41,7 @@ from .served import make_target
 from .store import resolve_store
 
 BASELINE_REV = "c12c18c"  # the last commit before the engine/front-end split: one process
+NEWER_ARCH_FIELDS = {"drop_path": 0.0}  # card fields BASELINE_REV does not know, and their no-op value
 
 
 def batch_stats(url: str, model: str) -> tuple[float, float]:
@@ -63,7 +64,8 @@ def measure(server: ServiceProcess, target, conns: int, seconds: float, threads:
 
 @contextmanager
 def baseline_tree(rev: str, store: Path) -> Iterator[tuple[Path, Path]]:
-    """A worktree of `rev` and a copy of `store` its card reader accepts (no calibration fields)."""
+    """A worktree of `rev` and a copy of `store` its card reader accepts (no calibration fields, no
+    newer architecture fields at their no-op value)."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-baseline-"))
     tree, old_store = tmp / "tree", tmp / "store"
     subprocess.run(
@@ -79,6 +81,11 @@ def baseline_tree(rev: str, store: Path) -> Iterator[tuple[Path, Path]]:
                 continue
             card = json.loads(card_path.read_text())
             card.pop("calibration", None)
+            # Architecture fields added since REV that are the identity at inference (its reader
+            # refuses unknown fields): stochastic depth's rate.
+            for key, identity in NEWER_ARCH_FIELDS.items():
+                if card["architecture"].get(key, identity) == identity:
+                    card["architecture"].pop(key, None)
             (old_store / model_dir.name).mkdir(parents=True)
             (old_store / model_dir.name / "card.json").write_text(json.dumps(card, indent=2))
             shutil.copy(model_dir / "model.safetensors", old_store / model_dir.name / "model.safetensors")
