@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from model_store import CheckpointError, load_checkpoint
+from .stored import load_stored, refuse_other_labels
 
 KINDS = ("hard", "soft")
 DEFAULT_WEIGHT = 0.5  # as DeiT
@@ -54,12 +54,8 @@ class Teacher:
             raise SystemExit(f"--distill: one of {', '.join(KINDS)}, not {kind!r}")
         if not 0.0 <= weight <= 1.0 or temperature <= 0:
             raise SystemExit("--distill-weight: between 0 and 1; --distill-temperature: above 0")
-        try:
-            model, card = load_checkpoint(directory)
-        except CheckpointError as exc:
-            raise SystemExit(f"--teacher: {exc}") from exc
-        if card.labels != labels:
-            raise SystemExit(f"--teacher: {directory} was trained for labels {card.labels}, not {labels}")
+        model, card = load_stored(directory, "--teacher")
+        refuse_other_labels(card, labels, directory, "--teacher")
         if card.preprocessing.image_size != image_size:
             raise SystemExit(f"--teacher: {directory} reads {card.preprocessing.image_size}px images, the "
                              f"student {image_size}px")  # fmt: skip

@@ -75,10 +75,16 @@ def predict(head: ServingHead, x: np.ndarray, batch: int = 500) -> tuple[np.ndar
     return classes, (out[:, head.num_classes] < head.digit_threshold).numpy()
 
 
-def summarise(acc: dict[str, dict[str, float]], models: list[str]) -> dict:
-    """Family means, overall mean (over corruptions, the clean one excluded) and the targets."""
+def summarise(
+    acc: dict[str, dict[str, float]], models: list[str], flagged: dict[str, dict[str, float]] | None = None
+) -> dict:
+    """Family means, overall mean (over corruptions, the clean one excluded) and the targets; with
+    ``flagged``, also its mean over the same corruptions (``flagged_mean``)."""
     names = [n for n in acc if FAMILY_OF[n] != "clean"]
     out: dict = {"families": {}, "mean": {}, "targets": {}}
+    if flagged is not None:
+        out["flagged_mean"] = {m: float(np.mean([flagged[n][m] for n in names])) if names else 0.0
+                               for m in models}  # fmt: skip
     for m in models:
         fams = {f: float(np.mean([acc[n][m] for n in acc if FAMILY_OF[n] == f])) for f in FAMILIES
                 if any(FAMILY_OF[n] == f for n in acc)}  # fmt: skip
@@ -154,10 +160,7 @@ def run_robustness(args: argparse.Namespace) -> dict:
                  "  ".join(f"{m} {100 * a:.1f} (not a digit {100 * flagged[name][m]:.1f})"
                            for m, a in acc[name].items()),
                  1e6 * t_prep / len(digits), refused[name])  # fmt: skip
-    summary = summarise(acc, models)
-    names = [n for n in flagged if FAMILY_OF[n] != "clean"]
-    summary["flagged_mean"] = {m: float(np.mean([flagged[n][m] for n in names])) if names else 0.0
-                               for m in models}  # fmt: skip
+    summary = summarise(acc, models, flagged)
     result = {"limit": len(digits), "seed": args.seed, "models": models, "accuracy": acc,
               "not_a_digit": flagged, "refused": refused, **summary}  # fmt: skip
     args.out_dir.mkdir(parents=True, exist_ok=True)

@@ -21,12 +21,10 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 
 from model_store import (
-    CheckpointError,
     ModelCard,
     Preprocessing,
     create_model,
     list_presets,
-    load_checkpoint,
     save_checkpoint,
 )
 
@@ -38,6 +36,7 @@ from .engine import evaluate, train_one_epoch
 from .pen_digits import add_pen_digits
 from .schedule import make_optimizer, warmup_cosine
 from .settings import settings
+from .stored import load_stored, refuse_other_labels
 
 log = logging.getLogger("training")
 
@@ -420,17 +419,13 @@ REGULARISATION = ("dropout", "attn_dropout", "emb_dropout", "drop_path")
 def _init_from(model: nn.Module, directory: Path, labels: list[str], log_it: bool) -> dict[str, Any]:
     """Load a stored checkpoint's weights into ``model`` (fresh, same architecture and labels); what the
     card should say about where training started (that checkpoint's own start included)."""
-    try:
-        base, card = load_checkpoint(directory)
-    except CheckpointError as exc:
-        raise SystemExit(f"--init-from: {exc}") from exc
+    base, card = load_stored(directory, "--init-from")
     theirs, ours = card.model_config().to_dict(), model.cfg.to_dict()
     keys = [k for k in {**theirs, **ours} if k not in REGULARISATION and theirs.get(k) != ours.get(k)]
     if keys:
         differ = ", ".join(f"{k}: {theirs.get(k)} there, {ours.get(k)} here" for k in keys)
         raise SystemExit(f"--init-from: {directory} has another architecture ({differ})")
-    if card.labels != labels:
-        raise SystemExit(f"--init-from: {directory} was trained for labels {card.labels}, not {labels}")
+    refuse_other_labels(card, labels, directory, "--init-from")
     model.load_state_dict(base.state_dict())
     if log_it:
         log.info("starting from %s (sha256 %s…, trained by: %s)", directory, card.weights_sha256[:12],
