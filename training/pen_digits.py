@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 import torch
-from PIL import ImageFilter
+from PIL import Image, ImageFilter
 
 from model_store.preprocess import to_mnist
 
@@ -28,6 +28,7 @@ from .numbers import Stroke, arc
 
 CANVAS = 96  # px; the digit is 60-76 px tall on it
 SUPERSAMPLE = 2
+EDGE = 3  # px of paper kept around the ink (the blur spreads up to ~2 px)
 
 
 # Styles in a box 0.6 wide and 1 tall (x right, y down); one list of strokes per style.
@@ -113,19 +114,39 @@ def _transform(strokes: list[Stroke], rng: np.random.Generator) -> list[Stroke]:
     return out
 
 
-def pen_digit(digit: int, rng: np.random.Generator, style: int | None = None) -> np.ndarray:
-    """One digit in a random (or the given) style and a random hand, as the serving preprocessing sees
-    it: (28, 28) uint8."""
+def _fit(strokes: list[Stroke], height: float, pen: float) -> tuple[float, float, float, float]:
+    """Scale and place a hand's strokes on the canvas so that no ink is cut off at its edge: a slanted,
+    wide, turned digit with a broad pen can outgrow it. (height, pen, x0, y0), shrunk together when needed
+    (``to_mnist`` rescales anyway, so only the ratio of pen to height shapes the digit)."""
+    xs = [x for s in strokes for x, _ in s]
+    ys = [y for s in strokes for _, y in s]
+    span = max(max(xs) - min(xs), max(ys) - min(ys)) * height + pen  # ink's extent, round caps included
+    room = CANVAS - 2 * EDGE
+    if span > room:
+        height, pen = height * room / span, pen * room / span
+    x0 = CANVAS / 2 - (min(xs) + max(xs)) / 2 * height
+    y0 = CANVAS / 2 - (min(ys) + max(ys)) / 2 * height
+    return height, pen, x0, y0
+
+
+def pen_canvas(digit: int, rng: np.random.Generator, style: int | None = None) -> Image.Image:
+    """One digit in a random (or the given) style and a random hand, as drawn: dark ink on white paper,
+    CANVAS px square, every stroke whole."""
     styles = STYLES[digit]
     strokes = _transform(styles[int(rng.integers(len(styles))) if style is None else style], rng)
     height = rng.uniform(60, 76)
-    pen = height * rng.uniform(0.05, 0.16)
+    height, pen, x0, y0 = _fit(strokes, height, height * rng.uniform(0.05, 0.16))
     k = SUPERSAMPLE
-    paths = [[((CANVAS / 2 + x * height) * k, (CANVAS / 2 + y * height) * k) for x, y in s] for s in strokes]
+    paths = [[((x0 + x * height) * k, (y0 + y * height) * k) for x, y in s] for s in strokes]
     img = draw_paths(paths, (CANVAS, CANVAS), pen, k, ink=int(rng.integers(0, 60)))
     if rng.random() < 0.5:
         img = img.filter(ImageFilter.GaussianBlur(rng.uniform(0.3, 1.2)))
-    fitted = to_mnist(np.asarray(img, np.float32) / 255.0)
+    return img
+
+
+def pen_digit(digit: int, rng: np.random.Generator, style: int | None = None) -> np.ndarray:
+    """``pen_canvas`` as the serving preprocessing sees it: (28, 28) uint8, white ink on black."""
+    fitted = to_mnist(np.asarray(pen_canvas(digit, rng, style), np.float32) / 255.0)
     return np.round(fitted * 255).astype(np.uint8)
 
 
