@@ -8,6 +8,7 @@ import logging
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from model_store import ModelStore
@@ -47,6 +48,17 @@ def serving_heads(args: argparse.Namespace) -> dict[str, ServingHead]:
         model, card = store.load(name, "cpu")
         heads[name] = ServingHead(model.eval(), card, store.path(name)).eval()
     return heads
+
+
+@torch.inference_mode()
+def served_answers(head: ServingHead, x: np.ndarray, batch: int = 500) -> tuple[np.ndarray, np.ndarray]:
+    """(N, 28, 28) 0..1 inputs -> (classes, not a digit), as the service answers: the top class of each
+    input, and whether its digit score is under the checkpoint's threshold (all False without one)."""
+    out = torch.cat([head(torch.from_numpy(x[i : i + batch]).unsqueeze(1)) for i in range(0, len(x), batch)])
+    classes = out[:, : head.num_classes].argmax(1).numpy()
+    if head.digit_threshold is None:
+        return classes, np.zeros(len(x), bool)
+    return classes, (out[:, head.num_classes] < head.digit_threshold).numpy()
 
 
 @torch.inference_mode()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,9 @@ from PIL import Image
 
 from testkit.digits import drawn_mnist_digits
 from training.corruptions import CORRUPTIONS, FAMILIES, FAMILY_OF, corrupt
-from training.robustness import add_robustness_args, run_robustness
+from training.data import FASHION_LABELS
+from training.real_outliers import fashion_check
+from training.robustness import add_robustness_args, run_robustness, summarise
 
 
 @pytest.fixture(scope="module")
@@ -47,3 +50,27 @@ def test_robustness_command_smoke(shipped_store: Path, data_root: Path, tmp_path
     assert (tmp_path / "robustness.png").stat().st_size > 1000
     out = capsys.readouterr().out
     assert "| gaussian_blur | blur |" in out and "cnn-mnist: not a digit" in out
+    if not (data_root / "FashionMNIST" / "raw").is_dir():
+        assert result["fashion_mnist"] is None
+        return
+    # real pictures that are not digits, never fitted on: the shipped detector calls most of them so
+    for size in ("28px", "112px"):
+        rates = result["fashion_mnist"][size]
+        assert rates["images"] == 20 and rates["flagged"]["cnn-mnist"] >= 0.6, (size, rates)
+        assert set(rates["per_class"]["cnn-mnist"]) <= set(FASHION_LABELS)
+    assert "| Fashion-MNIST class | cnn-mnist, 28px |" in out
+
+
+def test_fashion_check_is_skipped_without_the_data(tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]
+    with caplog.at_level(logging.INFO, logger="training"):
+        assert fashion_check({}, tmp_path, limit=10, seed=0) is None
+    assert str(tmp_path / "FashionMNIST" / "raw") in caplog.text
+
+
+def test_targets_are_checked_only_over_what_ran() -> None:
+    only_clean = summarise({"clean": {"m": 0.99}}, ["m"])
+    assert only_clean["targets"]["m"] == {}  # nothing measured: no target passes by default
+    blur = summarise({"clean": {"m": 0.99}, "gaussian_blur": {"m": 0.98}}, ["m"])
+    assert blur["targets"]["m"] == {"mean>=97": True, "each>=90": True}  # low_res did not run
+    low = summarise({"gaussian_blur": {"m": 0.99}, "low_res_8": {"m": 0.89}}, ["m"])
+    assert low["targets"]["m"] == {"mean>=97": False, "each>=90": False, "low_res>=95": False}
