@@ -28,7 +28,8 @@ log = logging.getLogger(__name__)
 # What each digit score is, for people reading an answer (API docs, the page).
 SCORE_DESCRIPTIONS = {
     "detector": "the logit of a small network on the model's layer activations, fitted on training "
-    "digits against generated non-digits (letters, symbols, shapes, scribbles, noise, several digits)",
+    "digits against generated non-digits (letters, symbols, shapes, scribbles, noise, several digits, "
+    "smudges, shaded object silhouettes)",
     "mahalanobis": "minus the Mahalanobis distance of the model's features to the nearest digit class "
     "(standard deviations; Lee et al. 2018)",
     "energy": "logsumexp of the logits (Liu et al. 2020)",

@@ -1,7 +1,8 @@
 """Pictures that are not a single digit, generated in code (seeded), to measure "is it a digit".
 
 Families: letters and symbols rendered from fonts, shapes and a smiley drawn with the page's pen,
-scribbles, noise, several digits side by side, and smudges. Each is a PNG as a user would upload it
+scribbles, noise, several digits side by side, smudges, and photographed objects (shaded solid
+silhouettes). Each is a PNG as a user would upload it
 (dark ink on white paper), so it goes through the real upload preprocessing before the model sees it.
 
 Left out on purpose, because they *are* digits to a reader or to MNIST (flagging them would be wrong):
@@ -23,7 +24,8 @@ from .drawn import PAD_SIZE, Stroke, densify, drawn_digit, ellipse, jitter, png_
 
 LETTERS = "ACEFHKLMNPRTUVWXYacdefhkmnprtuvwxy"
 SYMBOLS = "#@%&*+=?$€<>~{}^×÷§¶¥£∞≈πΩ✓★♥☺♪"
-FAMILIES = ("letters", "symbols", "shapes", "scribbles", "noise", "multi_digit", "smudges")
+# Appended, never reordered: each family draws from its own seeded stream (see generate_outliers).
+FAMILIES = ("letters", "symbols", "shapes", "scribbles", "noise", "multi_digit", "smudges", "objects")
 FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "/Library/Fonts", "C:/Windows/Fonts")
 
 
@@ -170,6 +172,69 @@ def smudge(rng: np.random.Generator) -> tuple[Image.Image, str]:
     return img.filter(ImageFilter.GaussianBlur(float(rng.uniform(6, 25)))), f"{count} blobs"
 
 
+def _silhouette(rng: np.random.Generator) -> Image.Image:
+    """A solid "thing": 2-5 overlapping ellipses, boxes and polygons as one mask (255 inside), between
+    1:2 and 2:1 and without holes, so that no mask is a bar or a ring (a marker-drawn 1 or 0)."""
+    for _ in range(20):
+        mask = Image.new("L", (PAD_SIZE, PAD_SIZE), 0)
+        draw = ImageDraw.Draw(mask)
+        for _ in range(int(rng.integers(2, 6))):
+            cx, cy = rng.uniform(0.3, 0.7, 2) * PAD_SIZE
+            rx, ry = rng.uniform(0.08, 0.3, 2) * PAD_SIZE
+            kind = int(rng.integers(3))
+            if kind == 0:
+                draw.ellipse((cx - rx, cy - ry, cx + rx, cy + ry), fill=255)
+            elif kind == 1:
+                draw.rectangle((cx - rx, cy - ry, cx + rx, cy + ry), fill=255)
+            else:
+                angles = np.sort(rng.uniform(0, 2 * math.pi, int(rng.integers(3, 8))))
+                draw.polygon([(cx + rx * math.cos(a), cy + ry * math.sin(a)) for a in angles], fill=255)
+        left, top, right, bottom = mask.getbbox() or (0, 0, 1, 1)
+        if 0.5 <= (right - left) / max(1, bottom - top) <= 2.0 and not _has_hole(mask):
+            break
+    return mask
+
+
+def _has_hole(mask: Image.Image) -> bool:
+    """Paper enclosed by the mask: flood the paper in from the frame's edge; any left unreached is a hole."""
+    paper = np.pad(np.asarray(mask) == 0, 1, constant_values=True)
+    reached = np.zeros_like(paper)
+    reached[0, :] = reached[-1, :] = reached[:, 0] = reached[:, -1] = True
+    while True:
+        grown = reached.copy()
+        grown[1:] |= reached[:-1]
+        grown[:-1] |= reached[1:]
+        grown[:, 1:] |= reached[:, :-1]
+        grown[:, :-1] |= reached[:, 1:]
+        grown &= paper
+        if (grown == reached).all():
+            return bool((paper & ~reached).any())
+        reached = grown
+
+
+def photographed_object(rng: np.random.Generator) -> tuple[Image.Image, str]:
+    """A photo of a thing that is not a digit (a shoe, a mug, a bag): a solid silhouette, shaded by a
+    light falling across it, with a smooth surface texture and the camera's grain, on light paper or a
+    table. No holes, no inner marks: a dark ring would be a 0."""
+    mask = _silhouette(rng)
+    yy, xx = np.mgrid[0:PAD_SIZE, 0:PAD_SIZE] / PAD_SIZE
+    angle = rng.uniform(0, 2 * math.pi)
+    light = (xx - 0.5) * math.cos(angle) + (yy - 0.5) * math.sin(angle)  # -0.7..0.7 across the frame
+    cells = int(rng.integers(3, 10))  # surface texture: coarse noise, smoothly enlarged
+    texture = Image.fromarray(rng.uniform(0, 255, (cells, cells)).astype(np.uint8), "L")
+    texture = (
+        np.asarray(texture.resize((PAD_SIZE, PAD_SIZE), Image.Resampling.BICUBIC), np.float32) / 255 - 0.5
+    )
+    tone = rng.uniform(15, 140) + rng.uniform(0, 80) * light + rng.uniform(0, 60) * texture
+    paper = rng.uniform(190, 250) + rng.uniform(0, 20) * light
+    inside = np.asarray(mask, np.float32) / 255
+    img = inside * tone + (1 - inside) * paper + rng.normal(0, rng.uniform(1, 6), inside.shape)
+    img = Image.fromarray(np.clip(img, 0, 255).astype(np.uint8), "L")
+    return img.filter(
+        ImageFilter.GaussianBlur(float(rng.uniform(0.5, 2.0)))
+    ), f"object {cells}x{cells} texture"
+
+
 def _text_family(chars: str, label: str):
     def make(rng: np.random.Generator) -> tuple[Image.Image, str]:
         ch = chars[rng.integers(len(chars))]
@@ -187,6 +252,7 @@ GENERATORS = {
     "noise": noise,
     "multi_digit": multi_digit,
     "smudges": smudge,
+    "objects": photographed_object,
 }
 
 

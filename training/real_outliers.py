@@ -1,12 +1,13 @@
 """Real pictures that are not digits, as a held-out check of ``is_digit``: Fashion-MNIST's test set.
 
 The digit score's detector is fitted on generated outliers (``training.outliers``: letters, symbols,
-shapes, scribbles, noise, several digits, smudges). Clothes, shoes and bags are none of those families,
-were photographed rather than drawn, and are never generated nor fitted on, so the share of them called
-"not a digit" says how the detector does on a kind of picture it has never seen. Each goes through the
-upload path, the item dark on white (``preprocess_bytes`` decides polarity itself), at two sizes: as
-stored (28 px, what a client holding the dataset sends) and enlarged to 112 px (a picture of the item,
-like the robustness suite's 64-200 px uploads); then the model's ``ServingHead`` with its threshold.
+shapes, scribbles, noise, several digits, smudges, shaded solid silhouettes standing in for photographed
+objects). Real clothes, shoes and bags are never generated nor fitted on, so the share of them called
+"not a digit" says how the detector does on real pictures of things it has never seen. Each goes
+through the upload path, the item dark on white (``preprocess_bytes`` decides polarity itself), at two
+sizes: as stored (28 px, what a client holding the dataset sends) and enlarged to 112 px (a picture of
+the item, like the robustness suite's 64-200 px uploads); then the model's ``ServingHead`` with its
+threshold.
 
 Needs Fashion-MNIST under the data root (``FashionMNIST/raw/``); without it the check is skipped with a
 line that says where to put the files.
@@ -66,11 +67,13 @@ def fashion_check(heads: dict[str, ServingHead], data_root: Path, limit: int, se
         return None
     pick = np.random.default_rng([seed, 1]).permutation(len(test))[:limit]
     items, labels = test.images[pick, 0].numpy(), test.labels[pick].numpy()
-    return {f"{size}px": _flag_rates(heads, *fashion_uploads(items, size), labels) for size in UPLOAD_SIZES}
+    return {
+        f"{size}px": _flag_rates(heads, *fashion_uploads(items, size), labels, size) for size in UPLOAD_SIZES
+    }
 
 
 def _flag_rates(
-    heads: dict[str, ServingHead], x: np.ndarray, refused: np.ndarray, labels: np.ndarray
+    heads: dict[str, ServingHead], x: np.ndarray, refused: np.ndarray, labels: np.ndarray, size: int
 ) -> dict:
     kept = ~refused
     result: dict = {"images": len(x), "refused": int(refused.sum()), "flagged": {}, "per_class": {}}
@@ -82,7 +85,7 @@ def _flag_rates(
             for c in range(len(FASHION_LABELS)) if (labels[kept] == c).any()
         }  # fmt: skip
         log.info("fashion-mnist   %s calls %.1f%% of %d pictures (%d px) not a digit (%d refused as empty)",
-                 m, 100 * result["flagged"][m], int(kept.sum()), x.shape[-1], result["refused"])  # fmt: skip
+                 m, 100 * result["flagged"][m], int(kept.sum()), size, result["refused"])  # fmt: skip
     return result
 
 

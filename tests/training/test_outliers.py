@@ -7,6 +7,7 @@ import argparse
 
 import numpy as np
 import torch
+from PIL import Image, ImageDraw
 
 from model_store import ModelCard, Preprocessing, create_model
 from model_store.digit_detector import DETECTOR_KEYS, detector_score
@@ -15,8 +16,8 @@ from model_store.serving import ServingHead
 from training.calibrate import Outputs, leave_one_family_out, uploads_to_tensor
 from training.calibration_metrics import flag_rate, threshold_at
 from training.detector_fit import fit_detector
-from training.drawn import drawn_digits
-from training.outliers import FAMILIES, generate_outliers
+from training.drawn import PAD_SIZE, drawn_digits
+from training.outliers import FAMILIES, _silhouette, generate_outliers, photographed_object
 
 
 def test_outliers_are_seeded_and_deterministic() -> None:
@@ -24,6 +25,21 @@ def test_outliers_are_seeded_and_deterministic() -> None:
     assert [o.png for o in a] == [o.png for o in b]
     assert [o.family for o in a] == [f for f in FAMILIES for _ in range(2)]
     assert [o.png for o in generate_outliers(2, seed=4)] != [o.png for o in a]
+
+
+def test_photographed_objects_are_solid_and_never_a_bar() -> None:
+    # A bar would be a marker-drawn 1 and a ring a 0: both must stay out of the outlier set.
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        mask = np.asarray(_silhouette(rng)) > 0
+        ys, xs = np.nonzero(mask)
+        assert 0.5 <= (np.ptp(xs) + 1) / (np.ptp(ys) + 1) <= 2.0
+        padded = Image.new("L", (PAD_SIZE + 2, PAD_SIZE + 2), 0)
+        padded.paste(Image.fromarray(mask.astype(np.uint8) * 255), (1, 1))
+        ImageDraw.floodfill(padded, (0, 0), 128)  # the paper, reached from outside
+        assert 0 not in np.asarray(padded)  # no paper enclosed: no hole
+    img, what = photographed_object(rng)
+    assert img.mode == "L" and img.size == (PAD_SIZE, PAD_SIZE) and what.startswith("object")
 
 
 def test_drawn_digits_are_seeded_and_go_through_the_upload_preprocessing() -> None:
