@@ -22,11 +22,11 @@ from starlette.exceptions import HTTPException
 
 from .errors import InvalidInput, PayloadTooLarge, ServiceError, UnsupportedMediaType
 from .openapi import ref, request_body
-from .preprocess import SUPPORTED_MEDIA_TYPES, decode_base64, pixels_to_array, preprocess_bytes
+from .preprocess import FORMAT_NAMES, SUPPORTED_MEDIA_TYPES, decode_base64, pixels_to_array, preprocess_bytes
 from .schemas import BatchImagesJSON, BatchPixelsJSON, ImageJSON, PixelsJSON
 from .settings import Settings
 
-ACCEPTED = "multipart/form-data, image/png|jpeg|webp|bmp|gif or application/json"
+ACCEPTED = "multipart/form-data, image/png|jpeg|webp|bmp|gif|heic|avif or application/json"
 
 _BINARY = {"type": "string", "format": "binary"}
 
@@ -36,6 +36,9 @@ _BINARY = {"type": "string", "format": "binary"}
 INLINE_MAX_BYTES = 8192
 INLINE_MAX_SIDE = 64
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_HEIF_BRANDS = frozenset(
+    {b"heic", b"heix", b"heim", b"heis", b"hevc", b"hevx", b"mif1", b"msf1", b"avif", b"avis"}
+)
 T = TypeVar("T")
 
 
@@ -45,13 +48,14 @@ GENERIC_MEDIA_TYPES = frozenset({"", "application/octet-stream", "application/x-
 
 
 def looks_like_image(data: bytes) -> bool:
-    """The file signature of a format the decoder reads (PNG, JPEG, GIF, WebP, BMP). None of them can
+    """The file signature of a format the decoder reads (PNG, JPEG, GIF, WebP, BMP, HEIC/AVIF). None can
     begin a JSON document or a form, so a JSON or generic content type with such a body is a mislabelled
     upload (httpie labels a piped file as JSON), not a malformed one."""
     return (
         data.startswith((_PNG_SIGNATURE, b"\xff\xd8\xff", b"GIF87a", b"GIF89a"))
         or (data[:4] == b"RIFF" and data[8:12] == b"WEBP")
         or (data[:2] == b"BM" and data[6:10] == b"\0\0\0\0")  # BMP: reserved header bytes are zero
+        or (data[4:8] == b"ftyp" and data[8:12] in _HEIF_BRANDS)  # ISO media file: HEIC, HEIF, AVIF
     )
 
 
@@ -141,9 +145,7 @@ async def read_payload(request: Request, settings: Settings, form: BodyForm) -> 
         return Payload(form, images=await _read_multipart(request, settings, form))
     if media.startswith("image/"):
         if media not in SUPPORTED_MEDIA_TYPES:
-            raise UnsupportedMediaType(
-                f"content type {media} is not supported; send PNG, JPEG, WebP, BMP or GIF"
-            )
+            raise UnsupportedMediaType(f"content type {media} is not supported; send {FORMAT_NAMES}")
         return _raw_image(form, await request.body())
     is_json = media == "application/json" or media.endswith("+json")
     if is_json or media in GENERIC_MEDIA_TYPES:

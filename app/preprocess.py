@@ -18,6 +18,7 @@ from model_store import reading as _reading
 
 from .errors import BadImage, InvalidInput, NoInk, PayloadTooLarge, ServiceError, UnsupportedMediaType
 
+FORMAT_NAMES = _mp.FORMAT_NAMES
 SUPPORTED_MEDIA_TYPES = _mp.SUPPORTED_MEDIA_TYPES
 configure = _mp.configure
 
@@ -58,6 +59,7 @@ preprocess_bytes: Callable[[bytes, int], np.ndarray] = _translated(_mp.preproces
 candidates_bytes: Callable[..., _reading.Candidates] = _translated(_reading.candidates_bytes)
 
 __all__ = [
+    "FORMAT_NAMES",
     "SUPPORTED_MEDIA_TYPES",
     "configure",
     "decode_base64",

@@ -76,7 +76,7 @@ class ModelList(BaseModel):
 
 
 class ImageJSON(BaseModel):
-    """One image, base64 encoded (PNG, JPEG, WebP, BMP or GIF; a data: URL prefix is allowed)."""
+    """One image, base64 encoded (PNG, JPEG, WebP, BMP, GIF, HEIC or AVIF; a data: URL prefix is allowed)."""
 
     model_config = ConfigDict(extra="forbid")
     image: str = Field(min_length=1, description="a non-empty base64 string")

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
+from pillow_heif import register_heif_opener
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +46,15 @@ class InvalidPixels(ImageError):
     """A pixel list that is not 28 rows of 28 numbers 0..255 (HTTP 422)."""
 
 
-SUPPORTED_FORMATS = frozenset({"PNG", "JPEG", "MPO", "WEBP", "BMP", "DIB", "GIF"})
+# HEIC is what iPhones (and many Android phones) photograph in; AVIF is Pillow's own, HEIF comes from
+# pillow-heif, which applies the picture's rotation while decoding (and resets its EXIF orientation).
+register_heif_opener()
+SUPPORTED_FORMATS = frozenset({"PNG", "JPEG", "MPO", "WEBP", "BMP", "DIB", "GIF", "HEIF", "AVIF"})
 SUPPORTED_MEDIA_TYPES = frozenset(
     {"image/png", "image/jpeg", "image/jpg", "image/pjpeg", "image/webp", "image/bmp", "image/x-ms-bmp",
-     "image/x-bmp", "image/gif"}
+     "image/x-bmp", "image/gif", "image/heic", "image/heif", "image/avif"}
 )  # fmt: skip
+FORMAT_NAMES = "PNG, JPEG, WebP, BMP, GIF, HEIC or AVIF"  # for error messages
 
 
 _pillow_limit = 0
@@ -89,13 +94,11 @@ def decode_image(data: bytes, max_pixels: int) -> Image.Image:
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         raise ImageTooLarge(f"decompression bomb refused: {exc}") from exc
     except UnidentifiedImageError as exc:
-        raise NotAnImage("not an image: the bytes are not a PNG, JPEG, WebP, BMP or GIF") from exc
+        raise NotAnImage(f"not an image: the bytes are not a {FORMAT_NAMES}") from exc
     except Exception as exc:  # corrupt headers make some plugins raise odd errors
         raise NotAnImage(f"could not read the image: {exc}") from exc
     if img.format not in SUPPORTED_FORMATS:
-        raise UnsupportedFormat(
-            f"image format {img.format} is not supported; send PNG, JPEG, WebP, BMP or GIF"
-        )
+        raise UnsupportedFormat(f"image format {img.format} is not supported; send {FORMAT_NAMES}")
     width, height = img.size
     if width * height > max_pixels:
         raise ImageTooLarge(f"image is {width}x{height} = {width * height} pixels; the limit is {max_pixels}")

@@ -19,6 +19,7 @@ import numpy as np
 from PIL import Image, ImageFilter
 
 from .decode import (
+    FORMAT_NAMES,
     SUPPORTED_FORMATS,
     SUPPORTED_MEDIA_TYPES,
     ImageError,
@@ -34,6 +35,7 @@ from .decode import (
 )
 
 __all__ = [
+    "FORMAT_NAMES",
     "SUPPORTED_FORMATS",
     "SUPPORTED_MEDIA_TYPES",
     "ImageError",

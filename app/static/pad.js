@@ -220,7 +220,9 @@ export async function loadImageFile(file) {
   try {
     bitmap = await createImageBitmap(file);
   } catch {
-    throw new Error(`Could not read ${file.name || "the file"} as an image`);
+    const heic = /\.(heic|heif)$/i.test(file.name || "") || /image\/hei[cf]/.test(file.type);
+    const hint = heic ? ": this browser cannot open HEIC (the API reads it; or save it as JPEG)" : "";
+    throw new Error(`Could not read ${file.name || "the file"} as an image${hint}`);
   }
   const probe = document.createElement("canvas");
   const n = 64;

@@ -48,7 +48,7 @@ def test_not_an_image_truncated_and_unsupported(client, digits):
     check(client.post(f"/v1/models/{VIT}/predict/batch", **raw(png, "application/json")), 415, "multipart")
 
 
-@pytest.mark.parametrize("fmt", ["PNG", "JPEG", "GIF", "WEBP", "BMP"])
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG", "GIF", "WEBP", "BMP", "HEIF", "AVIF"])
 def test_every_decoded_format_is_recognised_by_its_first_bytes(digits, fmt):
     assert looks_like_image(png_bytes(digits[0][0], fmt=fmt))
 

@@ -14,8 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from PIL import Image
 
 from app.main import create_app
+from model_store.preprocess import preprocess_bytes
 from testkit.digits import drawn_mnist_digits
 from testkit.metrics import parse as parse_metrics
 from testkit.metrics import total
@@ -82,6 +84,30 @@ def test_every_single_image_route_matches_the_model_in_process(served, digits):
                 assert body["digit"] == int(ref[i].argmax()) and body["label"] == str(body["digit"])
                 assert body["confidence"] == pytest.approx(float(ref[i].max()), abs=ATOL)
                 assert set(body["timing"]) >= {"queue_ms", "compute_ms", "total_ms"}
+
+
+@pytest.mark.parametrize(
+    "fmt, media, suffix", [("HEIF", "image/heic", "heic"), ("AVIF", "image/avif", "avif")]
+)
+def test_phone_formats_are_served_like_any_upload(served, digits, fmt, media, suffix):
+    """A HEIC or AVIF photo, labelled, unlabelled (its own first bytes say what it is), as a form file
+    and as base64: the model's answer on the same bytes preprocessed in process."""
+    store, client, names = served
+    photo = Image.fromarray(255 - np.kron(digits[0][0], np.ones((4, 4), np.uint8))).convert("RGB")
+    data = png_bytes(photo, fmt=fmt, quality=90)
+    seen = preprocess_bytes(data, 25_000_000)
+    requests = {
+        "raw, labelled": {"content": data, "headers": {"content-type": media}},
+        "raw, no content type": {"content": data},
+        "multipart": {"files": {"file": (f"photo.{suffix}", data, media)}},
+        "json base64": {"json": {"image": b64(data)}},
+    }
+    for name in names:
+        ref = reference_probabilities(store, name, 255 * seen[None])[0]
+        for route, kwargs in requests.items():
+            r = client.post(f"/v1/models/{name}/predict", **kwargs)
+            assert r.status_code == 200, (route, r.text)
+            assert np.allclose(r.json()["probabilities"], ref, atol=ATOL), (name, route)
 
 
 def test_every_batch_route_matches_the_model_in_process_in_order(served, digits):

@@ -9,6 +9,7 @@ import re
 
 import pytest
 from PIL import Image
+from pillow_heif import register_heif_opener
 
 pytestmark = pytest.mark.browser
 
@@ -289,6 +290,19 @@ def test_upload_of_a_non_image_is_refused_on_the_page(page_session, tmp_path):
     message.wait_for()
     assert "image" in message.inner_text()
     assert page.get_by_test_id("pad-prompt").is_visible()
+
+
+def test_a_heic_photo_chromium_cannot_open_says_what_to_do(page_session, mnist_test, tmp_path):
+    """Chromium decodes no HEIC (Safari does, and converts it when uploading): the page says so and points
+    to the API, which reads it."""
+    register_heif_opener()
+    page = page_session.page
+    photo = tmp_path / "IMG_0001.HEIC"
+    Image.open(mnist_png(mnist_test[0][0], tmp_path / "digit.png")).convert("RGB").save(photo, "HEIF")
+    page.get_by_test_id("upload").set_input_files(str(photo))
+    message = page.get_by_test_id("pad-message")
+    message.wait_for()
+    assert "HEIC" in message.inner_text() and "API" in message.inner_text()
 
 
 @pytest.mark.parametrize(

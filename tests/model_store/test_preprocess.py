@@ -201,6 +201,20 @@ def test_exif_orientation_is_applied(digits):
     assert similarity(out, u8 / 255.0) > similarity(out, np.rot90(u8) / 255.0) + 0.1
 
 
+@pytest.mark.parametrize("fmt", ["HEIF", "AVIF"])
+def test_phone_formats_are_read_upright_like_jpeg(digits, fmt):
+    """HEIC (iPhones, many Android phones) and AVIF, saved by a camera held sideways with the rotation
+    in the metadata: the digit comes out upright and like the same picture as a JPEG."""
+    u8 = digits[0][0]
+    stored = Image.fromarray(255 - upscale(u8, 112)).transpose(Image.Transpose.ROTATE_90).convert("RGB")
+    exif = Image.Exif()
+    exif[0x0112] = 6  # "rotate 90 CW to display"
+    out = prep(png_bytes(stored, fmt=fmt, quality=90, exif=exif.tobytes()))
+    jpeg = prep(png_bytes(stored, fmt="JPEG", quality=90, exif=exif.tobytes()))
+    assert similarity(out, jpeg) > 0.95
+    assert similarity(out, u8 / 255.0) > similarity(out, np.rot90(u8) / 255.0) + 0.1
+
+
 # ------------------------------------------------------------------------------ soft digits
 
 
