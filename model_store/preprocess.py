@@ -33,6 +33,7 @@ from .decode import (
     decode_image,
     to_gray,
 )
+from .rulings import rulings_removed
 
 __all__ = [
     "FORMAT_NAMES",
@@ -386,15 +387,18 @@ def ink_above_paper(gray: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def _ink_above_paper(x: np.ndarray) -> tuple[np.ndarray, float]:
-    """ink_above_paper on an image already turned white-on-black."""
-    return _denoised(np.clip(x - _paper(x), 0.0, None))
+    """ink_above_paper on an image already turned white-on-black; lined or squared paper's rulings out."""
+    ink = np.clip(x - _paper(x), 0.0, None)
+    sigma = _noise_sigma(ink)
+    return _denoised(rulings_removed(ink, max(2 * MIN_FLOOR, GRAIN * sigma)), sigma)
 
 
-def _denoised(x: np.ndarray) -> tuple[np.ndarray, float]:
-    """Ink over a paper at 0 -> (the ink, grainy paper averaged down, its grain's sigma)."""
+def _denoised(x: np.ndarray, sigma: float | None = None) -> tuple[np.ndarray, float]:
+    """Ink over a paper at 0 -> (the ink, grainy paper averaged down, its grain's sigma, measured
+    here unless given)."""
     if float(x.max()) < MIN_CONTRAST:
         raise NoInk("no ink found: the canvas is empty or has too little contrast")
-    sigma = _noise_sigma(x)
+    sigma = _noise_sigma(x) if sigma is None else sigma
     if sigma > 0.01 and min(x.shape) >= 32:  # grainy: average the grain down before measuring
         x = _blur3(x)
         sigma /= 3.0

@@ -293,6 +293,38 @@ def photo_of_page(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     return _encode(Image.fromarray(_u8(grainy)).convert("RGB"), "JPEG", quality=int(rng.integers(80, 93)))
 
 
+def _rulings(coord: np.ndarray, gap: float, width: float, rng: np.random.Generator) -> np.ndarray:
+    """1 on printed lines ``gap`` apart across ``coord`` (``width`` px wide, anti-aliased), 0 between."""
+    m = (coord - rng.uniform(0, gap)) % gap
+    return np.clip(width / 2 + 0.5 - np.minimum(m, gap - m), 0.0, 1.0)
+
+
+def ruled_paper(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """A school notebook: the digit written with a pen (as MNIST's or up to 1.5 px finer) on lined or
+    squared paper, 1.7-3.3 rulings tall, the rulings light blue, gray or blue, tilted up to 2 degrees,
+    sometimes a red margin line; photographed with paper around the digit (JPEG)."""
+    side = _side(rng)
+    ink, finer = _ink(u8, side), int(rng.uniform(0.0, 1.5) * side / 28)
+    ink = _morph(ink, finer, grow=False) if finer >= 3 else ink
+    size = int(side * rng.uniform(1.2, 1.8))
+    ink = _on_canvas(ink, size, size, rng)
+    yy, xx = np.mgrid[0:size, 0:size].astype(np.float32)
+    gap, width = rng.uniform(0.3, 0.6) * side * 20 / 28, max(1.0, rng.uniform(0.008, 0.02) * side)
+    tilt = np.tan(np.radians(rng.uniform(-2, 2)))
+    rule = _rulings(yy + tilt * xx, gap, width, rng)
+    if rng.random() < 0.4:  # squared paper
+        rule = np.maximum(rule, _rulings(xx - tilt * yy, gap, width, rng))
+    colour = np.array([[0.55, 0.7, 0.92], [0.7, 0.7, 0.7], [0.35, 0.45, 0.75]])[int(rng.integers(3))]
+    paper = rng.uniform(0.9, 1.0, 3)
+    rgb = paper + (colour - paper) * (rule * rng.uniform(0.6, 1.0))[..., None]
+    if rng.random() < 0.15:  # the margin line
+        margin = np.clip(width / 2 + 0.5 - np.abs(xx - rng.uniform(0.05, 0.95) * size), 0.0, 1.0)
+        rgb += (np.array([0.85, 0.3, 0.3]) - rgb) * margin[..., None]
+    pen = np.array([[0.1, 0.15, 0.6], [0.12, 0.12, 0.12]])[int(rng.integers(2))]
+    rgb += (pen - rgb) * ink[..., None] + rng.normal(0, 0.01, rgb.shape)
+    return _encode(Image.fromarray(_u8(rgb), "RGB"), "JPEG", quality=int(rng.integers(70, 93)))
+
+
 def inverted(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     """Chalk on a blackboard: light strokes on a dark, slightly noisy board."""
     side = _side(rng)
@@ -325,6 +357,7 @@ FAMILIES: dict[str, dict[str, Corruption]] = {
         "photo_of_page": photo_of_page,
         "inverted": inverted,
         "transparent": transparent,
+        "ruled_paper": ruled_paper,  # appended: the other corruptions keep their digits in calibrate
     },
 }
 CORRUPTIONS: dict[str, Corruption] = {n: f for fam in FAMILIES.values() for n, f in fam.items()}
