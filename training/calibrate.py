@@ -42,12 +42,12 @@ from .corruptions import CORRUPTIONS
 from .data import DataBundle, load_data
 from .detector_fit import fit_detector
 from .drawn import drawn_digits
+from .evaluate import UPLOAD_MAX_PIXELS
 from .outliers import FAMILIES, generate_outliers
 from .robustness import preprocess_corrupted
 
 log = logging.getLogger("training")
 
-MAX_PIXELS = 1 << 24
 DOCS_DIR = Path("docs/calibration")
 
 
@@ -99,7 +99,7 @@ def uploads_to_tensor(pngs: list[bytes]) -> tuple[torch.Tensor, torch.Tensor]:
     arrays, ok = [], []
     for png in pngs:
         try:
-            arrays.append(preprocess_bytes(png, MAX_PIXELS))
+            arrays.append(preprocess_bytes(png, UPLOAD_MAX_PIXELS))
             ok.append(True)
         except ImageError:
             ok.append(False)

@@ -19,6 +19,8 @@ from .engine import evaluate
 
 log = logging.getLogger("training")
 
+UPLOAD_MAX_PIXELS = 25_000_000  # the service's default MAX_IMAGE_PIXELS: uploads are checked as served
+
 
 def add_store_args(p: argparse.ArgumentParser, settings) -> None:
     p.add_argument(

@@ -24,12 +24,11 @@ from model_store.serving import ServingHead
 
 from .data import load_split
 from .drawn import png_bytes
-from .evaluate import add_store_args, serving_heads
+from .evaluate import UPLOAD_MAX_PIXELS, add_store_args, serving_heads
 from .numbers import FAMILIES, make_family
 
 log = logging.getLogger("training")
 
-MAX_PIXELS = 25_000_000
 MAX_CROPS = 64  # the service's default: max(max_batch_images, max_digits) images per engine call
 TARGET = 0.97  # exact reads on the pen-stroke family
 
@@ -52,7 +51,9 @@ def split_all(samples: list[tuple[np.ndarray, str]], rules_only: bool = False) -
         try:
             out.append(
                 candidates_bytes(
-                    png_bytes(Image.fromarray(image)), MAX_PIXELS, max_crops=0 if rules_only else MAX_CROPS
+                    png_bytes(Image.fromarray(image)),
+                    UPLOAD_MAX_PIXELS,
+                    max_crops=0 if rules_only else MAX_CROPS,
                 )
             )
         except ImageError:

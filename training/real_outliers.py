@@ -15,7 +15,6 @@ line that says where to put the files.
 
 from __future__ import annotations
 
-import io
 import logging
 from pathlib import Path
 
@@ -26,21 +25,17 @@ from model_store.preprocess import NoInk, preprocess_bytes
 from model_store.serving import ServingHead
 
 from .data import FASHION_LABELS, DatasetNotFoundError, load_split
-from .evaluate import served_answers
+from .drawn import png_bytes
+from .evaluate import UPLOAD_MAX_PIXELS, served_answers
 
 log = logging.getLogger("training")
 
 UPLOAD_SIZES = (28, 112)  # px
-MAX_PIXELS = 25_000_000
 
 
 def _upload(item: np.ndarray, size: int) -> bytes:
     img = Image.fromarray(255 - item)
-    if size != img.width:
-        img = img.resize((size, size), Image.Resampling.BILINEAR)
-    buf = io.BytesIO()
-    img.save(buf, format="PNG")
-    return buf.getvalue()
+    return png_bytes(img if size == img.width else img.resize((size, size), Image.Resampling.BILINEAR))
 
 
 def fashion_uploads(items: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -50,7 +45,7 @@ def fashion_uploads(items: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarra
     refused = np.zeros(len(items), bool)
     for i, item in enumerate(items):
         try:
-            x[i] = preprocess_bytes(_upload(item, size), MAX_PIXELS)
+            x[i] = preprocess_bytes(_upload(item, size), UPLOAD_MAX_PIXELS)
         except NoInk:
             refused[i] = True
     return x, refused

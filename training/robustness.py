@@ -25,13 +25,12 @@ from model_store.preprocess import NoInk, preprocess_bytes
 
 from .corruptions import CORRUPTIONS, FAMILIES, FAMILY_OF, corrupt
 from .data import load_split
-from .evaluate import add_store_args, served_answers, serving_heads
+from .evaluate import UPLOAD_MAX_PIXELS, add_store_args, served_answers, serving_heads
 from .real_outliers import fashion_check
 from .real_outliers import markdown as fashion_markdown
 
 log = logging.getLogger("training")
 
-MAX_PIXELS = 25_000_000
 TARGETS = {"mean": 0.97, "each": 0.90, "low_res": 0.95}
 
 
@@ -65,7 +64,7 @@ def preprocess_corrupted(name: str, digits: np.ndarray, seed: int) -> tuple[np.n
     refused = np.zeros(len(digits), bool)
     for i, u8 in enumerate(digits):
         try:
-            x[i] = preprocess_bytes(corrupt(name, u8, rng), MAX_PIXELS)
+            x[i] = preprocess_bytes(corrupt(name, u8, rng), UPLOAD_MAX_PIXELS)
         except NoInk:
             refused[i] = True
     return x, refused
