@@ -14,7 +14,6 @@ import math
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
-from pillow_heif import register_heif_opener
 
 log = logging.getLogger(__name__)
 
@@ -48,13 +47,23 @@ class InvalidPixels(ImageError):
 
 # HEIC is what iPhones (and many Android phones) photograph in; AVIF is Pillow's own, HEIF comes from
 # pillow-heif, which applies the picture's rotation while decoding (and resets its EXIF orientation).
-register_heif_opener()
-SUPPORTED_FORMATS = frozenset({"PNG", "JPEG", "MPO", "WEBP", "BMP", "DIB", "GIF", "HEIF", "AVIF"})
+# It is a project dependency, but other environments import model_store too (../shared/peers): without
+# it, HEIC is an unsupported format there, not an import error.
+try:
+    from pillow_heif import register_heif_opener
+except ImportError:
+    HEIC = False
+else:
+    register_heif_opener()
+    HEIC = True
+SUPPORTED_FORMATS = frozenset(
+    {"PNG", "JPEG", "MPO", "WEBP", "BMP", "DIB", "GIF", "AVIF"} | ({"HEIF"} if HEIC else set())
+)
 SUPPORTED_MEDIA_TYPES = frozenset(
     {"image/png", "image/jpeg", "image/jpg", "image/pjpeg", "image/webp", "image/bmp", "image/x-ms-bmp",
      "image/x-bmp", "image/gif", "image/heic", "image/heif", "image/avif"}
 )  # fmt: skip
-FORMAT_NAMES = "PNG, JPEG, WebP, BMP, GIF, HEIC or AVIF"  # for error messages
+FORMAT_NAMES = f"PNG, JPEG, WebP, BMP, GIF, {'HEIC or AVIF' if HEIC else 'or AVIF'}"  # for error messages
 
 
 _pillow_limit = 0
