@@ -1,5 +1,6 @@
-"""Limits on what one client may hold: body size (Content-Length and bytes actually received), a
-deadline for the request head, and an idle timeout while a body is uploading."""
+"""Limits on what clients may hold: body size (Content-Length and bytes actually received), the request
+bodies one worker holds at once, a deadline for the request head, and an idle timeout while a body is
+uploading."""
 
 from __future__ import annotations
 
@@ -9,17 +10,30 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .errors import PayloadTooLarge, ServiceError
+from .errors import PayloadTooLarge, ServiceError, Unavailable
 
 
 class BodyLimitMiddleware:
     """A declared Content-Length over the limit is refused before reading; a chunked body is cut
-    off as soon as it crosses the limit (the reading route gets PayloadTooLarge -> 413)."""
+    off as soon as it crosses the limit (the reading route gets PayloadTooLarge -> 413).
 
-    def __init__(self, app: ASGIApp, max_bytes: int, idle_timeout_s: float = 10.0) -> None:
+    The bodies of all requests in this worker share one budget (``max_bytes_in_flight``), so that a
+    per-request limit large enough for a phone photo does not let a crowd of them exhaust memory: a
+    request is charged its declared length before anything is read (or its bytes as they arrive, when
+    chunked) until it has been answered; one that does not fit gets 503 + Retry-After."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        max_bytes: int,
+        idle_timeout_s: float = 10.0,
+        max_bytes_in_flight: int | None = None,
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.idle_timeout_s = idle_timeout_s
+        self.max_bytes_in_flight = max_bytes_in_flight if max_bytes_in_flight is not None else 1 << 62
+        self.held = 0  # body bytes charged to requests not yet answered
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -31,6 +45,11 @@ class BodyLimitMiddleware:
                 scope, send, f"request body of {declared} bytes exceeds the limit of {self.max_bytes}"
             )
             return
+        if declared and self.held + declared > self.max_bytes_in_flight:
+            await _send_json(send, 503, {_error_key(scope): self._busy()}, ((b"retry-after", b"1"),))
+            return
+        charged = declared or 0
+        self.held += charged
         received = 0
         limit = self.max_bytes
 
@@ -38,7 +57,7 @@ class BodyLimitMiddleware:
         complete = False
 
         async def limited_receive() -> Message:
-            nonlocal received, complete
+            nonlocal received, complete, charged
             if complete:  # after the body: only the disconnect is left, which may take any time
                 return await receive()
             try:  # a slow link that keeps sending is fine; one that stops is cut off
@@ -51,9 +70,23 @@ class BodyLimitMiddleware:
                 received += len(message.get("body", b""))
                 if received > limit:
                     raise PayloadTooLarge(f"request body exceeds the limit of {limit} bytes")
+                if received > charged:  # chunked: charged as it arrives
+                    self.held += received - charged
+                    charged = received
+                    if self.held > self.max_bytes_in_flight:
+                        raise Unavailable(self._busy())
             return message
 
-        await self.app(scope, limited_receive, send)
+        try:
+            await self.app(scope, limited_receive, send)
+        finally:
+            self.held -= charged
+
+    def _busy(self) -> str:
+        return (
+            f"this worker holds {self.held} bytes of request bodies (MAX_BODY_BYTES_IN_FLIGHT "
+            f"{self.max_bytes_in_flight}); retry shortly"
+        )
 
 
 class BodyTimeout(ServiceError):
@@ -125,9 +158,12 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
+def _error_key(scope: Scope) -> str:
+    return "error" if scope.get("path", "").startswith("/v2") else "detail"
+
+
 async def _reject(scope: Scope, send: Send, message: str) -> None:
-    key = "error" if scope.get("path", "").startswith("/v2") else "detail"
-    await _send_json(send, 413, {key: message})
+    await _send_json(send, 413, {_error_key(scope): message})
 
 
 async def _send_json(

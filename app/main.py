@@ -73,8 +73,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     # Added last = outermost: metrics see every response, CORS decorates the 413s too.
     app.add_middleware(
-        BodyLimitMiddleware, max_bytes=settings.max_body_bytes, idle_timeout_s=settings.body_idle_timeout_s
-    )
+        BodyLimitMiddleware, max_bytes=settings.max_body_bytes, idle_timeout_s=settings.body_idle_timeout_s,
+        max_bytes_in_flight=settings.max_body_bytes_in_flight,
+    )  # fmt: skip
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"],

@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from model_store import DEFAULT_STORE_DIR
@@ -54,7 +54,12 @@ class Settings(BaseSettings):
     # next batch). False: after an idle spell, wait up to max_wait_ms for a batch to fill.
     adaptive_wait: bool = True
     max_queue_size: int = Field(256, ge=1)
-    max_body_bytes: int = Field(5 * 1024 * 1024, ge=1024)
+    # Large enough for a full-size phone photo (12-50 MP JPEG/HEIC: 3-15 MB); the worker's bodies in
+    # flight share MAX_BODY_BYTES_IN_FLIGHT, so a crowd of large uploads cannot exhaust its memory.
+    max_body_bytes: int = Field(20 * 1024 * 1024, ge=1024, description="one request body; 413 past it")
+    max_body_bytes_in_flight: int = Field(
+        128 * 1024 * 1024, ge=1024, description="request bodies one worker holds at once; 503 past it"
+    )
     max_batch_images: int = Field(64, ge=1)
     max_image_pixels: int = Field(25_000_000, ge=784)
     max_digits: int = Field(32, ge=1, le=256, description="marks (digits) one /read picture may hold")
@@ -76,6 +81,15 @@ class Settings(BaseSettings):
     @classmethod
     def _upper_level(cls, value: str) -> str:
         return value.upper()
+
+    @model_validator(mode="after")
+    def _one_body_fits_the_budget(self) -> Settings:
+        if self.max_body_bytes_in_flight < self.max_body_bytes:
+            raise ValueError(
+                f"MAX_BODY_BYTES_IN_FLIGHT ({self.max_body_bytes_in_flight}) must be at least "
+                f"MAX_BODY_BYTES ({self.max_body_bytes}): a request of the allowed size could never be served"
+            )
+        return self
 
     def worker_count(self, cpu_count: int, gpu_present: bool) -> int:
         """WORKERS, or for "auto" the cores the engine leaves free: on a GPU it needs about two (its

@@ -120,6 +120,53 @@ def test_body_over_the_limit_is_413_declared_or_streamed(test_store):
     check(multipart, 413, "limit")
 
 
+def test_bodies_in_flight_share_one_budget(test_store, digits):
+    """While one upload holds most of MAX_BODY_BYTES_IN_FLIGHT, another that would not fit gets 503 +
+    Retry-After before its body is read (declared) or as it crosses the budget (chunked); the holder is
+    served, and once it is answered the budget is free again."""
+    budget = 64 * 1024
+    app = create_app(make_settings(test_store, max_body_bytes=budget, max_body_bytes_in_flight=budget))
+    png = png_bytes(np.kron(digits[0][0], np.ones((4, 4), np.uint8)))
+    held = png + b"\0" * (48 * 1024 - len(png))  # bytes after a PNG's end are ignored by the decoder
+    half_sent, finish = asyncio.Event(), asyncio.Event()
+
+    async def slowly():  # declared length; half now, the rest once the others have been answered
+        yield held[: len(held) // 2]
+        half_sent.set()
+        await finish.wait()
+        yield held[len(held) // 2 :]
+
+    async def chunked():
+        for _ in range(8):
+            yield b"\0" * (8 * 1024)
+
+    async def main() -> list:
+        async with running(app) as c:
+            headers = {"content-type": "image/png", "content-length": str(len(held))}
+            holder = asyncio.create_task(c.post(PREDICT, content=slowly(), headers=headers))
+            await half_sent.wait()
+            declared = await c.post(PREDICT, **raw(png + b"\0" * (24 * 1024)))
+            streamed = await c.post(PREDICT, content=chunked(), headers={"content-type": "image/png"})
+            v2 = await c.post(f"/v2/models/{VIT}/infer", content=b"{}" + b" " * (24 * 1024))
+            finish.set()
+            first = await holder
+            after = await c.post(PREDICT, **raw(png + b"\0" * (24 * 1024)))
+            return [declared, streamed, v2, first, after]
+
+    declared, streamed, v2, first, after = asyncio.run(main())
+    for refused in (declared, streamed):
+        check(refused, 503, "MAX_BODY_BYTES_IN_FLIGHT")
+        assert refused.headers["retry-after"] == "1"
+    assert v2.status_code == 503 and "MAX_BODY_BYTES_IN_FLIGHT" in v2.json()["error"]
+    assert first.status_code == 200 and first.json()["digit"] in range(10), first.text
+    assert after.status_code == 200, after.text
+
+
+def test_a_budget_smaller_than_one_body_is_refused_at_start(test_store):
+    with pytest.raises(ValueError, match="MAX_BODY_BYTES_IN_FLIGHT"):
+        make_settings(test_store, max_body_bytes=2 << 20, max_body_bytes_in_flight=1 << 20)
+
+
 def test_decompression_bombs_are_413(client, make_client):
     check(client.post(PREDICT, **raw(png_declaring(20000, 20000))), 413, "pixels")
     small_limit = make_client(max_image_pixels=100_000)

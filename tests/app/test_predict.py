@@ -110,6 +110,25 @@ def test_phone_formats_are_served_like_any_upload(served, digits, fmt, media, su
             assert np.allclose(r.json()["probabilities"], ref, atol=ATOL), (name, route)
 
 
+def test_a_full_size_phone_photo_is_served(served, digits):
+    """A 12-megapixel JPEG with the grain of a phone camera is larger than 5 MB (the old body limit) and
+    is served under the default limits, like the same bytes preprocessed in process."""
+    store, client, names = served
+    rng = np.random.default_rng(0)
+    paper = rng.normal(225, 9, (3000, 4000, 3))
+    digit = Image.fromarray(np.kron(digits[0][0], np.ones((50, 50), np.uint8))).resize((1400, 1400))
+    ink = np.asarray(digit, np.float64)[..., None] / 255
+    paper[800:2200, 1300:2700] = paper[800:2200, 1300:2700] * (1 - ink) + 40 * ink
+    data = png_bytes(Image.fromarray(paper.clip(0, 255).astype(np.uint8)), fmt="JPEG", quality=95)
+    assert 5 * 1024 * 1024 < len(data) < 20 * 1024 * 1024, len(data)
+    seen = preprocess_bytes(data, 25_000_000)
+    for name in names:
+        ref = reference_probabilities(store, name, 255 * seen[None])[0]
+        r = client.post(f"/v1/models/{name}/predict", content=data, headers={"content-type": "image/jpeg"})
+        assert r.status_code == 200, r.text
+        assert np.allclose(r.json()["probabilities"], ref, atol=ATOL), name
+
+
 def test_every_batch_route_matches_the_model_in_process_in_order(served, digits):
     store, client, names = served
     images, _ = digits
