@@ -111,7 +111,9 @@ class Engine:
         self.refused: list[str] = []
         self.batchers: dict[tuple[int, int], DynamicBatcher] = {}
         self.links: set[WorkerLink] = set()
-        self.seen_pids: set[int] = set()
+        # Workers seen so far, until every expected one has connected once (then None: a worker that
+        # dies later is replaced while the others serve, and readiness does not wait for it).
+        self.starting_pids: set[int] | None = set()
         self.draining = False
         self.loaded = asyncio.Event()
         self.state: dict[str, Any] = {"ready": False, "reason": "the engine is loading models"}
@@ -207,10 +209,10 @@ class Engine:
             return False
         elif not self.models:
             state = {"ready": False, "reason": "no servable models: " + "; ".join(self.refused)}
-        elif len(self.seen_pids) < self.expected_workers:
+        elif self.starting_pids is not None:
             state = {
                 "ready": False,
-                "reason": f"{len(self.seen_pids)} of {self.expected_workers} workers are up",
+                "reason": f"{len(self.starting_pids)} of {self.expected_workers} workers are up",
             }
         else:
             state = {"ready": True, "reason": "ok"}
@@ -266,7 +268,10 @@ class Engine:
         link = WorkerLink(self, arena, pid)
         await loop.connect_accepted_socket(lambda: link.protocol, sock)
         self.links.add(link)
-        self.seen_pids.add(pid)
+        if self.starting_pids is not None:
+            self.starting_pids.add(pid)
+            if len(self.starting_pids) >= self.expected_workers:
+                self.starting_pids = None
         if not self._update_state():  # a change is broadcast to this worker too; else tell it alone
             link.protocol.send(frame_json(Kind.STATE, self.state))
         log.info("worker %d connected", pid)
