@@ -69,6 +69,7 @@ MIN_FLOOR = 0.03  # and so are residuals under 3% of the ink's contrast (JPEG ha
 UNEVEN = 0.06  # border patches differing by more than this: uneven light, subtract a local background
 COARSE_SIDE = 40  # the digit is located on a copy reduced to about this side (noise averaged out)
 SHEET_CONTRAST = 0.2  # a photographed sheet is at least this much lighter than the surface it lies on
+MIN_SHEET = 0.04  # a sheet smaller than the surface around it covers at least this share of the photo
 
 
 def pixels_to_array(pixels: object, where: str = "pixels") -> np.ndarray:
@@ -122,41 +123,30 @@ def _dilate3(mask: np.ndarray) -> np.ndarray:
 
 def _surface_removed(gray: np.ndarray) -> np.ndarray:
     """A photo of a sheet of paper with the surface it lies on in view (a table along one side, around
-    it, in the corners of a tilted sheet): that surface painted over with the sheet's level.
-
-    The sheet is the picture's dominant level. The surface is what is much darker than the sheet,
-    runs along the picture's edge unbroken for at least 15% of it, and is thicker than a pen stroke; strokes
-    (also dark, but thin, and touching the edge rarely and briefly) are left alone. Anything else (a
-    scan, a canvas, a page filling the frame, light ink on a dark board) is returned as it is."""
+    it, in the corners of a tilted sheet; or a note or card that fills less of the frame than the table
+    around it): that surface painted over with the sheet's level. Anything else (a scan, a canvas, a
+    page filling the frame, light ink on a dark board) is returned as it is."""
     if min(gray.shape) < 64:
         return gray
     coarse, f = _coarse(gray)
     level = _median(coarse.ravel())
-    dark = coarse < level - SHEET_CONTRAST
-    edge = np.zeros_like(dark)
-    edge[0], edge[-1], edge[:, 0], edge[:, -1] = True, True, True, True
-    if dark[edge].mean() < 0.15:
+    # Which pixels along the sheet's edge join the surface: darker than the sheet by this share of the
+    # contrast between them. A small sheet's whole outline is in view, and what is left of it reads as
+    # ink. How the sheet's level is continued over the surface: a small sheet's shading, spread ring
+    # by ring over a surface many times its size, leaves ridges that read as ink; a smooth fit, none.
+    found, edge, fill = _small_sheet(coarse, level), 0.1, _shading_fitted
+    if found is None:
+        found, edge, fill = _surface_along_edge(coarse, level), 0.5, _inpaint
+    if found is None:
         return gray
-    thick = np.logical_and.reduce(_shifts(dark, pad=True))  # 3x3 erosion: strokes vanish
-    surface, grown = thick & edge, None
-    while grown is None or not np.array_equal(grown, surface):  # the thick dark connected to the edge
-        grown, surface = surface, _dilate3(surface) & thick
-    if _longest_edge_run(surface) < 0.15 * edge.sum():
-        return gray
-    table = _median(coarse[surface])
-    for _ in range(3):  # its full extent again (the erosion undone), and the sheet's blurred, shaded edge
-        surface = _dilate3(surface)
-    # Nothing darker than the sheet left beside it: that dark region is the writing itself (a digit
-    # cropped flush to its ink, a 7's bar along the top edge), not a table with a written sheet on it.
-    if not (coarse[~surface] < level - SHEET_CONTRAST / 4).any():
-        return gray
-    # and the frame's edge, where the last specks of the surface hide: no digit sits there
+    surface, level, table = found
+    # The frame's edge too, where the last specks of the surface hide: no digit sits there.
     surface[:3], surface[-3:], surface[:, :3], surface[:, -3:] = True, True, True, True
     full = _upsample(surface, f, gray.shape)
     # The coarse mask misses slivers thinner than a coarse pixel (along a tilted sheet's edge): grow it
-    # at full resolution over what is still about as dark as the surface, within one more coarse pixel.
+    # at full resolution over what is still darker than the sheet, within one more coarse pixel.
     reach = _upsample(_dilate3(surface), f, gray.shape)
-    darker = reach & (gray < _upsample(_inpaint(coarse, ~surface), f, gray.shape) - (level - table) / 2)
+    darker = reach & (gray < _upsample(fill(coarse, ~surface), f, gray.shape) - edge * (level - table))
     for _ in range(f):
         grown = _dilate3(full) & (darker | full)
         if np.array_equal(grown, full):
@@ -165,7 +155,139 @@ def _surface_removed(gray: np.ndarray) -> np.ndarray:
     # The sheet's level painted over all of it, continued from the coarse cells untouched by the surface.
     h, w = surface.shape
     touched = full[: h * f, : w * f].reshape(h, f, w, f).any(axis=(1, 3))
-    return np.where(full, _upsample(_inpaint(coarse, ~touched), f, gray.shape), gray)
+    return np.where(full, _upsample(fill(coarse, ~touched), f, gray.shape), gray)
+
+
+def _reached(seed: np.ndarray, within: np.ndarray) -> np.ndarray:
+    """The cells of ``within`` connected to ``seed`` (8-neighbours): a flood fill, by dilations."""
+    region = seed & within
+    p = np.zeros((region.shape[0] + 2, region.shape[1] + 2), bool)  # region framed by a blank ring
+    while True:
+        p[1:-1, 1:-1] = region
+        rows = p[:-2] | p[1:-1] | p[2:]
+        grown = (rows[:, :-2] | rows[:, 1:-1] | rows[:, 2:]) & within
+        if np.array_equal(grown, region):
+            return region
+        region = grown
+
+
+def _filled(mask: np.ndarray) -> np.ndarray:
+    """``mask`` with the holes it encloses filled: what cannot be reached from beyond the frame's edge
+    without crossing it (searched within its bounding box, beyond which nothing is enclosed)."""
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    box = (slice(rows[0], rows[-1] + 1), slice(cols[0], cols[-1] + 1))
+    open_ = np.pad(~mask[box], 1, constant_values=True)
+    beyond = np.pad(np.zeros_like(mask[box]), 1, constant_values=True)
+    filled = mask.copy()
+    filled[box] = ~_reached(beyond, open_)[1:-1, 1:-1]
+    return filled
+
+
+def _surface_along_edge(coarse: np.ndarray, level: float) -> tuple[np.ndarray, float, float] | None:
+    """The sheet is the picture's dominant level (``level``). The surface is what is much darker than
+    the sheet, runs along the picture's edge unbroken for at least 15% of it, and is thicker than a pen
+    stroke; strokes (also dark, but thin, and touching the edge rarely and briefly) are left alone.
+    -> (the surface's coarse cells, the sheet's level, the surface's level) or None."""
+    dark = coarse < level - SHEET_CONTRAST
+    edge = np.zeros_like(dark)
+    edge[0], edge[-1], edge[:, 0], edge[:, -1] = True, True, True, True
+    if dark[edge].mean() < 0.15:
+        return None
+    thick = np.logical_and.reduce(_shifts(dark, pad=True))  # 3x3 erosion: strokes vanish
+    surface = _reached(thick & edge, thick)  # the thick dark connected to the edge
+    if _longest_edge_run(surface) < 0.15 * edge.sum():
+        return None
+    table = _median(coarse[surface])
+    for _ in range(3):  # its full extent again (the erosion undone), and the sheet's blurred, shaded edge
+        surface = _dilate3(surface)
+    # Nothing darker than the sheet left beside it: that dark region is the writing itself (a digit
+    # cropped flush to its ink, a 7's bar along the top edge), not a table with a written sheet on it.
+    if not (coarse[~surface] < level - SHEET_CONTRAST / 4).any():
+        return None
+    return surface, level, table
+
+
+def _small_sheet(coarse: np.ndarray, level: float) -> tuple[np.ndarray, float, float] | None:
+    """A sheet smaller than the surface around it, so that the surface is the dominant level
+    (``level``): -> (the surface's coarse cells, the sheet's level, the surface's level) or None.
+
+    The sheet is the region much lighter than the dominant level around its brightest cell well inside
+    such a region, with the marks it encloses: at least MIN_SHEET of the picture, convex, about
+    rectangular (a quadrilateral, perhaps cut by the frame), at most 2.5 times as long as wide, mostly
+    blank, and with something darker written on it. Light strokes on a dark board (chalk, an inverted
+    digit) fail: filled in, their loops leave a shape with bays or an oval, and a bare stroke is a bar."""
+    hi = _quantiles(coarse, (0.98,))[0]
+    if hi - level < SHEET_CONTRAST:  # nothing much lighter than the dominant level: the usual case
+        return None
+    light = coarse > (level + hi) / 2
+    solid = np.logical_and.reduce(_shifts(light, pad=False))  # the sheet's inside, not a stroke's
+    if not solid.any():
+        return None
+    # The light region around the brightest solid cell, then every cell it encloses added (what cannot
+    # be reached from beyond the frame's edge without crossing it).
+    seed = np.zeros_like(light)
+    seed[np.unravel_index(int(np.argmax(np.where(solid, coarse, -1.0))), coarse.shape)] = True
+    sheet = _filled(_reached(seed, light))
+    area = int(sheet.sum())
+    if area < MIN_SHEET * coarse.size or (light & sheet).sum() < 0.75 * area:
+        return None
+    hull = _hull(sheet)
+    if area < 0.97 * _polygon_area(hull) or _aspect(sheet) > 2.5:
+        return None  # bays (a chalk 6, 8 or 9 filled in) or a long bar (a 1)
+    if _polygon_area(hull) < 0.87 * _min_rectangle_area(hull):
+        return None  # round (a chalk 0 filled in), not a quadrilateral, even one seen at a slant
+    sheet_level = _median(coarse[sheet & light])
+    inside = np.logical_and.reduce(_shifts(sheet, pad=True))  # away from its own blurred edge
+    if not (coarse[inside] < sheet_level - SHEET_CONTRAST / 4).any():  # nothing written on it
+        return None
+    # grown by a cell over the sheet's blurred edge: the rest of it is left to the full resolution
+    return _dilate3(~sheet), sheet_level, _median(coarse[~sheet])
+
+
+def _aspect(mask: np.ndarray) -> float:
+    """Length over width of a mask's cells, from their principal axes (a tilted bar's too): paper,
+    notes and cards run up to about 2:1, a pen stroke much further."""
+    rows, cols = np.nonzero(mask)
+    small, large = np.linalg.eigvalsh(np.cov(np.stack([rows, cols]).astype(np.float64)))
+    return math.sqrt(large / max(small, 1e-9))
+
+
+def _hull(mask: np.ndarray) -> np.ndarray:
+    """The convex hull of a mask's cell centres, (n, 2) x, y (Andrew's monotone chain). It runs half a
+    cell inside the cells' outline, which makes up for the steps a tilted edge loses to a straight line."""
+    rows = np.flatnonzero(mask.any(axis=1))
+    first = mask[rows].argmax(axis=1)
+    last = mask.shape[1] - 1 - mask[rows, ::-1].argmax(axis=1)
+    ends = zip(rows.tolist(), first.tolist(), last.tolist(), strict=True)
+    points = sorted({(x, r) for r, a, b in ends for x in (a, b)})
+
+    def cross(o: tuple[int, int], a: tuple[int, int], b: tuple[int, int]) -> int:
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    def half(pts: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        chain: list[tuple[int, int]] = []
+        for p in pts:
+            while len(chain) >= 2 and cross(chain[-2], chain[-1], p) <= 0:
+                chain.pop()
+            chain.append(p)
+        return chain
+
+    return np.array(half(points)[:-1] + half(points[::-1])[:-1], dtype=np.float64).reshape(-1, 2)
+
+
+def _polygon_area(pts: np.ndarray) -> float:
+    x, y = pts[:, 0], pts[:, 1]
+    return 0.5 * abs(float(x @ np.roll(y, -1) - y @ np.roll(x, -1)))
+
+
+def _min_rectangle_area(pts: np.ndarray) -> float:
+    """The smallest rectangle around a convex polygon: one of its sides lies along one of the
+    polygon's (rotating calipers, every side tried)."""
+    sides = np.roll(pts, -1, axis=0) - pts
+    sides = sides[np.hypot(*sides.T) > 0]
+    u = sides / np.hypot(*sides.T)[:, None]
+    along, across = pts @ u.T, pts @ np.stack([-u[:, 1], u[:, 0]], axis=1).T  # (points, sides)
+    return float((np.ptp(along, axis=0) * np.ptp(across, axis=0)).min())
 
 
 def _longest_edge_run(mask: np.ndarray) -> int:
@@ -206,6 +328,27 @@ def _inpaint(x: np.ndarray, known: np.ndarray) -> np.ndarray:
         values[ring] = total[ring] / count[ring]
         known |= ring
     return values
+
+
+def _shading_fitted(x: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """x with its unknown pixels replaced by a plane fitted to the known ones, what is darker than the
+    plane (the writing) dropped and the fit repeated, and held within the levels it takes on them: the
+    light over a small sheet, continued smoothly across the surface around it (a curved fit, or one
+    left unbounded, runs away over a surface many times the sheet's size)."""
+    yy, xx = np.mgrid[0 : x.shape[0], 0 : x.shape[1]].astype(np.float32)
+    basis = np.stack([np.ones_like(xx), xx / x.shape[1], yy / x.shape[0]], axis=-1)
+    a, b = basis[known], x[known]
+    keep = np.ones(b.size, bool)
+    for _ in range(4):
+        coef = np.linalg.lstsq(a[keep], b[keep], rcond=None)[0]
+        resid = b - a @ coef
+        new_keep = resid > -(0.02 + 1.5 * float(np.median(np.abs(resid[keep]))))
+        if new_keep.sum() < a.shape[1] or np.array_equal(new_keep, keep):
+            break
+        keep = new_keep
+    on_sheet = a @ coef
+    plane = np.clip(basis @ coef, on_sheet.min(), on_sheet.max())
+    return np.where(known, x, plane).astype(np.float32)
 
 
 def _white_on_black(gray: np.ndarray) -> np.ndarray:

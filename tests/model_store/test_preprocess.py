@@ -375,3 +375,61 @@ def test_a_digit_cut_from_a_page_is_preprocessed_like_the_same_page_uploaded(dig
         page = np.pad(tight_crop(u8, 200), 28, constant_values=255)
         (crop,) = segment(page.astype(np.float32) / 255.0)
         assert similarity(crop.pixels, prep(png_bytes(page))) > 0.9
+
+
+def note_on_a_table(u8: np.ndarray, share: float, seed: int, table: float | None) -> bytes:
+    """A phone photo of a note (``share`` of the frame) with the digit written on it, tilted, lying on a
+    grained table ``table`` as bright as the note (None: on white paper as large as the frame); light
+    falling off across the frame, blur, grain, JPEG. The same seed gives the same note, digit and light."""
+    rng = np.random.default_rng(seed)
+    height, width = 900, 1200
+    yy, xx = np.mgrid[0:height, 0:width]
+    grain = rng.normal(0, 1, (height // 8, width // 8)).astype(np.float32)
+    grain = np.asarray(Image.fromarray(grain).resize((width, height), Image.Resampling.BICUBIC))
+    picture = np.full((height, width), 255.0)
+    if table is not None:
+        picture = 255 * table * (1 + 0.12 * grain) + 20 * np.sin(xx / 37.0)
+    side = int(np.sqrt(share * height * width))
+    note = np.full((side, side), 255.0)
+    d = int(side * rng.uniform(0.5, 0.7))
+    at = (side - d) // 2
+    note[at : at + d, at : at + d] *= 1 - 0.85 * upscale(u8, d) / 255.0
+    angle = rng.uniform(-20, 20)
+    tilted = np.asarray(Image.fromarray(note.astype(np.uint8)).rotate(angle, expand=True), np.float64)
+    cover = np.asarray(Image.new("L", (side, side), 255).rotate(angle, expand=True), np.float64) / 255
+    h, w = tilted.shape
+    y, x = int(rng.uniform(0.2, 0.8) * (height - h)), int(rng.uniform(0.2, 0.8) * (width - w))
+    window = picture[y : y + h, x : x + w]
+    picture[y : y + h, x : x + w] = window * (1 - cover) + tilted * cover
+    light = 1.0 - 0.25 * (xx / width + yy / height) / 2
+    photo = np.clip(picture * light + rng.normal(0, 4, picture.shape), 0, 255).astype(np.uint8)
+    return png_bytes(Image.fromarray(photo).filter(ImageFilter.GaussianBlur(1.2)), fmt="JPEG", quality=88)
+
+
+@pytest.mark.parametrize("table", [0.25, 0.5])
+def test_a_note_smaller_than_the_table_around_it_is_read_as_if_on_a_white_page(digits, table):
+    """The table, not the note, is then the photo's dominant level: the note is found as the light,
+    convex, written region, and the table painted over; nothing of the note's outline is left as ink."""
+    images, _ = digits
+    for share in (0.06, 0.15, 0.35):
+        scores = []
+        for seed, u8 in enumerate(images):
+            on_white = prep(note_on_a_table(u8, share, seed, None))
+            scores.append(similarity(prep(note_on_a_table(u8, share, seed, table)), on_white))
+        assert np.median(scores) > 0.95 and min(scores) > 0.85, (share, np.round(scores, 3))
+
+
+def test_light_strokes_on_a_dark_board_are_not_taken_for_a_note(digits):
+    """A bold chalk digit encloses dark (a 0's hole, a 9's loop) in a light shape, and a 1 is a light bar:
+    neither is a note, so the picture is preprocessed as it is, the board its background."""
+    images, _ = digits
+    rng = np.random.default_rng(0)
+    for u8 in images:
+        for bold in (1, 5, 9):
+            chalk = np.asarray(
+                Image.fromarray(upscale(u8, 160)).filter(ImageFilter.MaxFilter(bold)), np.float64
+            )
+            board = np.pad(40 + 0.8 * chalk, 20, constant_values=40) + rng.normal(0, 5, (200, 200))
+            picture = np.clip(board, 0, 255).astype(np.uint8)
+            as_is = to_mnist(picture.astype(np.float32) / 255.0)  # no table step
+            assert similarity(prep(png_bytes(picture)), as_is) > 0.99
