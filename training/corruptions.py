@@ -293,6 +293,52 @@ def photo_of_page(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     return _encode(Image.fromarray(_u8(grainy)).convert("RGB"), "JPEG", quality=int(rng.integers(80, 93)))
 
 
+def photo_of_note(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """A phone photo of a note, a sticky note or a card smaller than the table it lies on (6-40% of a
+    1200x900 frame), the digit written on it (45-75% of its side) in black or blue; the note tilted up
+    to 20 degrees, perhaps cut by the frame; the table wood-toned or gray with a grain, 0.15-0.5 as bright
+    as the note, a pen lying on it in half the photos; light falling off, camera blur, grain, JPEG."""
+    height, width = (900, 1200) if rng.random() < 0.5 else (1200, 900)
+    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
+    grain = Image.fromarray(rng.normal(0, 1, (height // 8, width // 8)).astype(np.float32))
+    grain = np.asarray(grain.resize((width, height), Image.Resampling.BICUBIC))
+    streaks = np.sin(xx / rng.uniform(15, 60) + yy / rng.uniform(150, 400))
+    tint = np.array([1.0, rng.uniform(0.6, 1.0), rng.uniform(0.3, 1.0)], np.float32)  # wood .. gray
+    rgb = (rng.uniform(0.15, 0.5) * (1 + 0.12 * grain + 0.08 * streaks))[..., None] * tint
+    if rng.random() < 0.5:  # a pen lying on the table
+        pen = Image.new("L", (width, height), 0)
+        x0, y0, a = rng.uniform(0, width), rng.uniform(0, height), rng.uniform(0, np.pi)
+        ImageDraw.Draw(pen).line([(x0, y0), (x0 + 500 * np.cos(a), y0 + 500 * np.sin(a))], fill=255, width=18)
+        rgb *= 1 - 0.8 * (np.asarray(pen, np.float32) / 255)[..., None]
+    side = np.sqrt(rng.uniform(0.06, 0.4) * height * width)
+    aspect = rng.uniform(1.0, 1.45)
+    w, h = (side * aspect, side / aspect) if rng.random() < 0.5 else (side / aspect, side * aspect)
+    w, h = int(w), int(h)
+    paper = np.array(
+        [1.0, 0.96, rng.uniform(0.55, 0.8)] if rng.random() < 0.3 else [1.0, 1.0, 1.0], np.float32
+    )
+    note = np.ones((h, w, 3), np.float32) * paper
+    d = int(min(w, h) * rng.uniform(0.45, 0.75))
+    y, x = int((h - d) * rng.uniform(0.3, 0.7)), int((w - d) * rng.uniform(0.3, 0.7))
+    ink = _ink(u8, d)[..., None]
+    colour = np.array([[0.1, 0.1, 0.1], [0.1, 0.15, 0.55]], np.float32)[int(rng.integers(2))]
+    note[y : y + d, x : x + d] += (colour - note[y : y + d, x : x + d]) * ink
+    angle = rng.uniform(-20, 20)
+    tilted = np.asarray(Image.fromarray(_u8(note), "RGB").rotate(angle, expand=True), np.float32) / 255
+    cover = np.asarray(Image.new("L", (w, h), 255).rotate(angle, expand=True), np.float32)[..., None] / 255
+    top = int(rng.uniform(0.3, 0.7) * height) - cover.shape[0] // 2  # the note's centre in the middle 40%
+    left = int(rng.uniform(0.3, 0.7) * width) - cover.shape[1] // 2
+    rows = slice(max(0, top), min(height, top + cover.shape[0]))
+    cols = slice(max(0, left), min(width, left + cover.shape[1]))
+    inner = (slice(rows.start - top, rows.stop - top), slice(cols.start - left, cols.stop - left))
+    rgb[rows, cols] += (tilted[inner] - rgb[rows, cols]) * cover[inner]
+    ang = rng.uniform(0, 2 * np.pi)
+    light = 1.0 - rng.uniform(0.0, 0.35) * (np.cos(ang) * xx / width + np.sin(ang) * yy / height + 1) / 2
+    rgb = rgb * light[..., None] * rng.uniform(0.8, 1.0) + rng.normal(0, 0.015, rgb.shape).astype(np.float32)
+    photo = Image.fromarray(_u8(rgb), "RGB").filter(ImageFilter.GaussianBlur(rng.uniform(0.6, 2.0)))
+    return _encode(photo, "JPEG", quality=int(rng.integers(75, 93)))
+
+
 def _rulings(coord: np.ndarray, gap: float, width: float, rng: np.random.Generator) -> np.ndarray:
     """1 on printed lines ``gap`` apart across ``coord`` (``width`` px wide, anti-aliased), 0 between."""
     m = (coord - rng.uniform(0, gap)) % gap
@@ -358,6 +404,7 @@ FAMILIES: dict[str, dict[str, Corruption]] = {
         "inverted": inverted,
         "transparent": transparent,
         "ruled_paper": ruled_paper,  # appended: the other corruptions keep their digits in calibrate
+        "photo_of_note": photo_of_note,  # appended after it, for the same reason
     },
 }
 CORRUPTIONS: dict[str, Corruption] = {n: f for fam in FAMILIES.values() for n, f in fam.items()}
