@@ -237,3 +237,54 @@ def test_a_worker_connecting_while_the_engine_drains_does_not_make_it_ready(test
     first_states, late_states = asyncio.run(main())
     assert first_states[-1]["ready"] is False and "shutting down" in first_states[-1]["reason"]
     assert late_states and not any(s["ready"] for s in late_states)
+
+
+def test_readiness_waits_for_every_worker_once_and_survives_a_replaced_one(test_store, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Two workers expected: one connected is "1 of 2 workers are up"; both, ready. A worker that dies and
+    is replaced (a new pid) does not take readiness away, and the one that replaces it hears "ready"."""
+    import contextvars
+
+    from app.metrics import Metrics
+    from app.runtime import EmbeddedEngine
+
+    pid = contextvars.ContextVar[int | None](
+        "pid", default=None
+    )  # each client's handshake thread sees its own
+    real_getpid = os.getpid
+    monkeypatch.setattr(os, "getpid", lambda: pid.get() or real_getpid())
+
+    def connect(engine, states: list[dict], as_pid: int):  # type: ignore[no-untyped-def]
+        token = pid.set(as_pid)
+        try:
+            return _connect_and_listen(engine, states)
+        finally:
+            pid.reset(token)
+
+    async def main() -> tuple[list[dict], list[dict], list[dict], object]:
+        engine = EmbeddedEngine(make_settings(test_store), Metrics())
+        engine.engine.expected_workers = 2
+        engine.start()
+        first_states: list[dict] = []
+        first = connect(engine, first_states, 100001)
+        await engine.engine_ready(first)
+        second_states: list[dict] = []
+        second = connect(engine, second_states, 100002)
+        await asyncio.wait_for(second.state_known.wait(), 10)
+        await asyncio.sleep(0.2)
+        await first.close()  # dies ...
+        replacement_states: list[dict] = []
+        replacement = connect(engine, replacement_states, 100003)  # ... and is replaced
+        await asyncio.wait_for(replacement.state_known.wait(), 10)
+        await asyncio.sleep(0.2)
+        starting = engine.engine.starting_pids
+        for client in (second, replacement):
+            await client.close()
+        await engine.stop(0.0)
+        return first_states, second_states, replacement_states, starting
+
+    first_states, second_states, replacement_states, starting = asyncio.run(main())
+    assert first_states[0] == {"ready": False, "reason": "1 of 2 workers are up"}
+    assert first_states[-1]["ready"] and second_states[0]["ready"]
+    assert replacement_states and all(s["ready"] for s in replacement_states)
+    assert all(s["ready"] for s in second_states)
+    assert starting is None  # nothing more is counted once every worker has connected once
