@@ -215,7 +215,8 @@ def _small_sheet(coarse: np.ndarray, level: float) -> tuple[np.ndarray, float, f
     such a region, with the marks it encloses: at least MIN_SHEET of the picture, convex, about
     rectangular (a quadrilateral, perhaps cut by the frame), at most 2.5 times as long as wide, mostly
     blank, and with something darker written on it. Light strokes on a dark board (chalk, an inverted
-    digit) fail: filled in, their loops leave a shape with bays or an oval, and a bare stroke is a bar."""
+    digit) fail: filled in, their loops leave a shape with bays or an oval, and a bare stroke is a bar
+    (a bold 8 whose loops are two small holes can pass: 1 of the robustness suite's 500 inverted digits)."""
     hi = _quantiles(coarse, (0.98,))[0]
     if hi - level < SHEET_CONTRAST:  # nothing much lighter than the dominant level: the usual case
         return None
