@@ -8,6 +8,7 @@ import asyncio
 import json
 from typing import Any
 
+from prometheus_client import Gauge
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .errors import PayloadTooLarge, ServiceError, Unavailable
@@ -28,12 +29,19 @@ class BodyLimitMiddleware:
         max_bytes: int,
         idle_timeout_s: float = 10.0,
         max_bytes_in_flight: int | None = None,
+        held_gauge: Gauge | None = None,
     ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.idle_timeout_s = idle_timeout_s
         self.max_bytes_in_flight = max_bytes_in_flight if max_bytes_in_flight is not None else 1 << 62
         self.held = 0  # body bytes charged to requests not yet answered
+        self.held_gauge = held_gauge  # the same, for /metrics (summed over the workers)
+
+    def _charge(self, n: int) -> None:
+        self.held += n
+        if self.held_gauge is not None and n:
+            self.held_gauge.set(self.held)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -49,7 +57,7 @@ class BodyLimitMiddleware:
             await _send_json(send, 503, {_error_key(scope): self._busy()}, ((b"retry-after", b"1"),))
             return
         charged = declared or 0
-        self.held += charged
+        self._charge(charged)
         received = 0
         limit = self.max_bytes
 
@@ -71,7 +79,7 @@ class BodyLimitMiddleware:
                 if received > limit:
                     raise PayloadTooLarge(f"request body exceeds the limit of {limit} bytes")
                 if received > charged:  # chunked: charged as it arrives
-                    self.held += received - charged
+                    self._charge(received - charged)
                     charged = received
                     if self.held > self.max_bytes_in_flight:
                         raise Unavailable(self._busy())
@@ -80,7 +88,7 @@ class BodyLimitMiddleware:
         try:
             await self.app(scope, limited_receive, send)
         finally:
-            self.held -= charged
+            self._charge(-charged)
 
     def _busy(self) -> str:
         return (

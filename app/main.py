@@ -74,7 +74,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Added last = outermost: metrics see every response, CORS decorates the 413s too.
     app.add_middleware(
         BodyLimitMiddleware, max_bytes=settings.max_body_bytes, idle_timeout_s=settings.body_idle_timeout_s,
-        max_bytes_in_flight=settings.max_body_bytes_in_flight,
+        max_bytes_in_flight=settings.max_body_bytes_in_flight, held_gauge=runtime.metrics.body_bytes,
     )  # fmt: skip
     if settings.cors_origins:
         app.add_middleware(

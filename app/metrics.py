@@ -82,6 +82,12 @@ class Metrics:
             "vit_digits_pending_requests", "images queued or being computed", ["model"], registry=r,
             multiprocess_mode="livesum",
         )  # fmt: skip
+        self.body_bytes = Gauge(
+            "vit_digits_request_body_bytes",
+            "request body bytes held by requests not yet answered (each worker's: MAX_BODY_BYTES_IN_FLIGHT)",
+            registry=r,
+            multiprocess_mode="livesum",
+        )
         self.inference_count = Counter(
             "vit_digits_inference_count", "images run through the model", ["model"], registry=r
         )

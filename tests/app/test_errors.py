@@ -148,12 +148,18 @@ def test_bodies_in_flight_share_one_budget(test_store, digits):
             declared = await c.post(PREDICT, **raw(png + b"\0" * (24 * 1024)))
             streamed = await c.post(PREDICT, content=chunked(), headers={"content-type": "image/png"})
             v2 = await c.post(f"/v2/models/{VIT}/infer", content=b"{}" + b" " * (24 * 1024))
+            holding = body_bytes((await c.get("/metrics")).text)
             finish.set()
             first = await holder
             after = await c.post(PREDICT, **raw(png + b"\0" * (24 * 1024)))
-            return [declared, streamed, v2, first, after]
+            return [declared, streamed, v2, first, after, holding, body_bytes((await c.get("/metrics")).text)]
 
-    declared, streamed, v2, first, after = asyncio.run(main())
+    def body_bytes(exposition: str) -> float:
+        (line,) = [x for x in exposition.splitlines() if x.startswith("vit_digits_request_body_bytes ")]
+        return float(line.split()[1])
+
+    declared, streamed, v2, first, after, holding, free = asyncio.run(main())
+    assert holding == len(held) and free == 0  # /metrics shows what is charged, and its release
     for refused in (declared, streamed):
         check(refused, 503, "MAX_BODY_BYTES_IN_FLIGHT")
         assert refused.headers["retry-after"] == "1"
