@@ -67,7 +67,12 @@ class ClientDisconnected(Exception):
 
 
 def is_v2(request: Request) -> bool:
-    return request.url.path.startswith("/v2")
+    return is_v2_path(request.url.path)
+
+
+def is_v2_path(path: str) -> bool:
+    """Open Inference Protocol routes answer errors as ``{"error": ...}``, the others ``{"detail": ...}``."""
+    return path.startswith("/v2")
 
 
 def error_response(

@@ -11,7 +11,7 @@ from typing import Any
 from prometheus_client import Gauge
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .errors import PayloadTooLarge, ServiceError, Unavailable
+from .errors import PayloadTooLarge, ServiceError, Unavailable, is_v2_path
 
 
 class BodyLimitMiddleware:
@@ -27,20 +27,20 @@ class BodyLimitMiddleware:
         self,
         app: ASGIApp,
         max_bytes: int,
+        max_bytes_in_flight: int,
+        held_gauge: Gauge,
         idle_timeout_s: float = 10.0,
-        max_bytes_in_flight: int | None = None,
-        held_gauge: Gauge | None = None,
     ) -> None:
         self.app = app
         self.max_bytes = max_bytes
-        self.idle_timeout_s = idle_timeout_s
-        self.max_bytes_in_flight = max_bytes_in_flight if max_bytes_in_flight is not None else 1 << 62
+        self.max_bytes_in_flight = max_bytes_in_flight
         self.held = 0  # body bytes charged to requests not yet answered
         self.held_gauge = held_gauge  # the same, for /metrics (summed over the workers)
+        self.idle_timeout_s = idle_timeout_s
 
     def _charge(self, n: int) -> None:
-        self.held += n
-        if self.held_gauge is not None and n:
+        if n:
+            self.held += n
             self.held_gauge.set(self.held)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -54,7 +54,7 @@ class BodyLimitMiddleware:
             )
             return
         if declared and self.held + declared > self.max_bytes_in_flight:
-            await _send_json(send, 503, {_error_key(scope): self._busy()}, ((b"retry-after", b"1"),))
+            await _reject(scope, send, self._busy(), 503, ((b"retry-after", b"1"),))
             return
         charged = declared or 0
         self._charge(charged)
@@ -166,12 +166,11 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-def _error_key(scope: Scope) -> str:
-    return "error" if scope.get("path", "").startswith("/v2") else "detail"
-
-
-async def _reject(scope: Scope, send: Send, message: str) -> None:
-    await _send_json(send, 413, {_error_key(scope): message})
+async def _reject(
+    scope: Scope, send: Send, message: str, status: int = 413, headers: tuple[tuple[bytes, bytes], ...] = ()
+) -> None:
+    key = "error" if is_v2_path(scope.get("path", "")) else "detail"
+    await _send_json(send, status, {key: message}, headers)
 
 
 async def _send_json(

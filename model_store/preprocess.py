@@ -118,7 +118,23 @@ def _shifts(x: np.ndarray, pad: bool = False) -> list[np.ndarray]:
 
 
 def _dilate3(mask: np.ndarray) -> np.ndarray:
-    return np.logical_or.reduce(_shifts(mask))
+    """3x3 dilation of a boolean mask (nothing outside the picture), as two 3-wide passes in place."""
+    rows = mask.copy()
+    rows[1:] |= mask[:-1]
+    rows[:-1] |= mask[1:]
+    out = rows.copy()
+    out[:, 1:] |= rows[:, :-1]
+    out[:, :-1] |= rows[:, 1:]
+    return out
+
+
+def _erode3(mask: np.ndarray, pad: bool) -> np.ndarray:
+    """3x3 erosion of a boolean mask; outside the picture counts as ``pad`` (True: the frame's edge
+    erodes nothing)."""
+    out = ~_dilate3(~mask)
+    if not pad:
+        out[0], out[-1], out[:, 0], out[:, -1] = False, False, False, False
+    return out
 
 
 def _surface_removed(gray: np.ndarray) -> np.ndarray:
@@ -161,11 +177,8 @@ def _surface_removed(gray: np.ndarray) -> np.ndarray:
 def _reached(seed: np.ndarray, within: np.ndarray) -> np.ndarray:
     """The cells of ``within`` connected to ``seed`` (8-neighbours): a flood fill, by dilations."""
     region = seed & within
-    p = np.zeros((region.shape[0] + 2, region.shape[1] + 2), bool)  # region framed by a blank ring
     while True:
-        p[1:-1, 1:-1] = region
-        rows = p[:-2] | p[1:-1] | p[2:]
-        grown = (rows[:, :-2] | rows[:, 1:-1] | rows[:, 2:]) & within
+        grown = _dilate3(region) & within
         if np.array_equal(grown, region):
             return region
         region = grown
@@ -193,7 +206,7 @@ def _surface_along_edge(coarse: np.ndarray, level: float) -> tuple[np.ndarray, f
     edge[0], edge[-1], edge[:, 0], edge[:, -1] = True, True, True, True
     if dark[edge].mean() < 0.15:
         return None
-    thick = np.logical_and.reduce(_shifts(dark, pad=True))  # 3x3 erosion: strokes vanish
+    thick = _erode3(dark, pad=True)  # strokes vanish
     surface = _reached(thick & edge, thick)  # the thick dark connected to the edge
     if _longest_edge_run(surface) < 0.15 * edge.sum():
         return None
@@ -221,7 +234,7 @@ def _small_sheet(coarse: np.ndarray, level: float) -> tuple[np.ndarray, float, f
     if hi - level < SHEET_CONTRAST:  # nothing much lighter than the dominant level: the usual case
         return None
     light = coarse > (level + hi) / 2
-    solid = np.logical_and.reduce(_shifts(light, pad=False))  # the sheet's inside, not a stroke's
+    solid = _erode3(light, pad=False)  # the sheet's inside, not a stroke's
     if not solid.any():
         return None
     # The light region around the brightest solid cell, then every cell it encloses added (what cannot
@@ -233,12 +246,13 @@ def _small_sheet(coarse: np.ndarray, level: float) -> tuple[np.ndarray, float, f
     if area < MIN_SHEET * coarse.size or (light & sheet).sum() < 0.75 * area:
         return None
     hull = _hull(sheet)
-    if area < 0.97 * _polygon_area(hull) or _aspect(sheet) > 2.5:
+    hull_area = _polygon_area(hull)
+    if area < 0.97 * hull_area or _aspect(sheet) > 2.5:
         return None  # bays (a chalk 6, 8 or 9 filled in) or a long bar (a 1)
-    if _polygon_area(hull) < 0.87 * _min_rectangle_area(hull):
+    if hull_area < 0.87 * _min_rectangle_area(hull):
         return None  # round (a chalk 0 filled in), not a quadrilateral, even one seen at a slant
     sheet_level = _median(coarse[sheet & light])
-    inside = np.logical_and.reduce(_shifts(sheet, pad=True))  # away from its own blurred edge
+    inside = _erode3(sheet, pad=True)  # away from its own blurred edge
     if not (coarse[inside] < sheet_level - SHEET_CONTRAST / 4).any():  # nothing written on it
         return None
     # grown by a cell over the sheet's blurred edge: the rest of it is left to the full resolution
@@ -338,15 +352,8 @@ def _shading_fitted(x: np.ndarray, known: np.ndarray) -> np.ndarray:
     left unbounded, runs away over a surface many times the sheet's size)."""
     yy, xx = np.mgrid[0 : x.shape[0], 0 : x.shape[1]].astype(np.float32)
     basis = np.stack([np.ones_like(xx), xx / x.shape[1], yy / x.shape[0]], axis=-1)
-    a, b = basis[known], x[known]
-    keep = np.ones(b.size, bool)
-    for _ in range(4):
-        coef = np.linalg.lstsq(a[keep], b[keep], rcond=None)[0]
-        resid = b - a @ coef
-        new_keep = resid > -(0.02 + 1.5 * float(np.median(np.abs(resid[keep]))))
-        if new_keep.sum() < a.shape[1] or np.array_equal(new_keep, keep):
-            break
-        keep = new_keep
+    a = basis[known]
+    coef = _robust_fit(a, x[known], ink_above=False)
     on_sheet = a @ coef
     plane = np.clip(basis @ coef, on_sheet.min(), on_sheet.max())
     return np.where(known, x, plane).astype(np.float32)
@@ -391,18 +398,26 @@ def _background(x: np.ndarray) -> np.ndarray:
     u, v = ((xx.ravel() + 0.5) * tile / w - 0.5), ((yy.ravel() + 0.5) * tile / h - 0.5)
     terms = [np.ones_like(u), u, v, u * u, u * v, v * v] if th * tw >= 12 else [np.ones_like(u), u, v]
     basis = np.stack(terms, axis=1)
-    keep = np.ones(grid.size, bool)
-    for _ in range(4):
-        coef = np.linalg.lstsq(basis[keep], grid[keep], rcond=None)[0]
-        resid = grid - basis @ coef
-        new_keep = resid < 0.02 + 1.5 * float(np.median(np.abs(resid[keep])))
-        if new_keep.sum() < basis.shape[1] or np.array_equal(new_keep, keep):
-            break
-        keep = new_keep
+    coef = _robust_fit(basis, grid, ink_above=True)
     py, px = np.mgrid[0:h, 0:w].astype(np.float32)
     pu, pv = (px + 0.5) / w - 0.5, (py + 0.5) / h - 0.5
     full = [np.ones_like(pu), pu, pv, pu * pu, pu * pv, pv * pv][: basis.shape[1]]
     return sum(c * t for c, t in zip(coef, full, strict=True)).astype(np.float32)
+
+
+def _robust_fit(basis: np.ndarray, values: np.ndarray, ink_above: bool) -> np.ndarray:
+    """Least-squares coefficients of ``values`` over the columns of ``basis``, fitted again (up to four
+    times) without the points the ink pulls off the fit: above it when ``ink_above``, else below."""
+    sign = 1.0 if ink_above else -1.0
+    keep = np.ones(values.size, bool)
+    for _ in range(4):
+        coef = np.linalg.lstsq(basis[keep], values[keep], rcond=None)[0]
+        resid = sign * (values - basis @ coef)
+        new_keep = resid < 0.02 + 1.5 * float(np.median(np.abs(resid[keep])))
+        if new_keep.sum() < basis.shape[1] or np.array_equal(new_keep, keep):
+            break
+        keep = new_keep
+    return coef
 
 
 def _noise_sigma(x: np.ndarray) -> float:
