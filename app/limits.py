@@ -153,7 +153,7 @@ def slow_client_protocol(header_timeout_s: float, max_connections: int) -> type:
 
 async def _over_capacity(scope: Scope, receive: Receive, send: Send) -> None:
     message = "too many open connections to this worker; retry shortly"
-    await _send_json(send, 503, {"detail": message}, ((b"retry-after", b"1"),))
+    await _reject(scope, send, message, 503, ((b"retry-after", b"1"),))
 
 
 def _content_length(scope: Scope) -> int | None:

@@ -137,6 +137,9 @@ def test_past_max_connections_a_request_gets_a_json_503(start_server):
         assert status == 503
         assert headers["content-type"] == "application/json"
         assert headers["retry-after"] == "1"
+        assert "too many open connections" in json.loads(body)["error"]  # /v2's error key
+        status, _, body = get(server.port, "/v1/models")
+        assert status == 503
         assert "too many open connections" in json.loads(body)["detail"]
     finally:
         for sock in idle:
