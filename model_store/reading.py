@@ -1,7 +1,7 @@
 """Reading a number with the model's help: every plausible split of a picture into digits goes to the
 model in one batch, and the reading it finds most convincing wins.
 
-    Page (model_store.segment) -> pieces per line: strokes, touching strokes cut at thin columns
+    Page (model_store.segment) -> pieces per line: strokes, touching strokes cut along thin seams
     -> candidates: runs of up to MAX_RUN neighbouring pieces, and each whole stroke and rule-based
        digit however many pieces it was cut into, each fitted like a single digit
     -> one batch through the model (the caller's) -> ``choose``: per line, the path of candidates
@@ -23,14 +23,19 @@ import numpy as np
 
 from .decode import NoInk
 from .preprocess import stroke_width
-from .segment import DigitCrop, Page, Part, column_piece, page_bytes
+from .segment import DigitCrop, Page, Part, Seam, page_bytes, piece_between
 
 MAX_RUN = 4  # pieces a run of neighbours may join (a 4 in two strokes, cut again where it touches)
 CUT_FROM = 0.5  # strokes wider than this (times the line's height) may be touching digits ...
-CUT_INK = (3.0, 2.2, 1.5)  # ... cut at columns crossing at most this many stroke widths of ink
+CUT_INK = (3.0, 2.2, 1.5)  # ... cut along seams crossing at most this many stroke widths of ink
 # (the next, stricter limit when the alternatives would not fit in one batch) ...
 CUT_EDGE = 0.12  # ... at least this far from the stroke's ends ...
 CUT_SPACING = 0.15  # ... and from each other (times the line's height)
+SEAM_REACH = 0.15  # a seam strays at most this far from its column (times the line's height) ...
+SEAM_BEND = 2.0  # ... paying as much for each column sideways as for this many pixels of ink
+DOUBLE = (1.3, 2.5)  # a row of ink this many stroke widths wide may be two strokes side by side:
+MEETING = 0.1  # a seam down its middle pays this per pixel instead of 1 ...
+ALONG = 1.0  # ... and it counts as crossed ink unless such rows stack this many stroke widths high
 MAX_WIDTH = 1.3  # no digit is wider than this times its line's height
 MAX_HOLE = 0.3  # nor has an empty gap wider than this between its pieces
 
@@ -196,7 +201,83 @@ class _Stroke:
     comp: Part
     mask: np.ndarray  # its pixels within its box
     rows: np.ndarray  # page rows with its ink
-    ink: np.ndarray | None  # per column, in stroke widths; None: narrow enough to be one digit, never cut
+    seams: _Seams | None  # None: narrow enough to be one digit, never cut
+
+
+@dataclass(frozen=True, slots=True)
+class _Seams:
+    """Per column of a stroke, the cheapest seam from its top row to its bottom row that keeps
+    within SEAM_REACH of that column."""
+
+    ink: np.ndarray  # (w,) stroke widths of ink the seam crosses
+    paths: np.ndarray  # (w, h) its column (in the stroke's box) in each row
+    position: np.ndarray  # (w,) its mean column
+
+
+def _ink_cost(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What each pixel of a stroke costs a seam: (the price its path is found by, the ink it is
+    counted as having crossed). 1 for ink, 0 for paper, and MEETING down the middle of a row of ink
+    DOUBLE stroke widths wide, where two strokes may run together side by side: the seam follows
+    the line where they meet. Such a middle counts as crossed ink unless the rows are stacked
+    ALONG stroke widths high, as two strokes side by side are; a few rows are the round top of one
+    broad stroke (cut in halves, a bold 0 is two 1s), or two strokes that only touch."""
+    edges = np.diff(np.pad(mask.astype(np.int8), ((0, 0), (1, 1))), axis=1)
+    rows, starts = np.nonzero(edges == 1)
+    _, ends = np.nonzero(edges == -1)  # exclusive; both in row-major order
+    width = stroke_width(mask)
+    double = (ends - starts >= DOUBLE[0] * width) & (ends - starts <= DOUBLE[1] * width)
+    rows, starts, ends = rows[double], starts[double], ends[double]
+    middle = np.zeros(mask.shape, dtype=bool)
+    middle[rows, (starts + ends - 1) // 2] = True  # the middle one or two pixels
+    middle[rows, (starts + ends) // 2] = True
+    find, count = mask.astype(np.float64), mask.astype(np.float64)
+    find[middle] = MEETING
+    count[middle & (_stacked(middle) >= ALONG * width)] = MEETING
+    return find, count
+
+
+def _stacked(middle: np.ndarray) -> np.ndarray:
+    """Per pixel, how many rows the band of middles through it spans (a slanted band's middle
+    moves a column per row)."""
+    near = middle.copy()
+    near[:, 1:] |= middle[:, :-1]
+    near[:, :-1] |= middle[:, 1:]
+    down, up = near.astype(np.int64), near.astype(np.int64)  # rows of the band so far, each way
+    for y in range(1, near.shape[0]):
+        down[y] *= down[y - 1] + 1
+        up[-1 - y] *= up[-y] + 1
+    return down + up - 1
+
+
+def _seams(mask: np.ndarray, height: float) -> _Seams:
+    """Every column's seam (``_Seams``), found for all columns at once by dynamic programming down
+    the rows: a seam moves at most one column sideways per row, at SEAM_BEND pixels of ink a step,
+    so it runs straight unless bending round a stroke crosses less ink."""
+    h, w = mask.shape
+    reach = max(1, int(SEAM_REACH * height))
+    offsets = np.arange(-reach, reach + 1)
+    cols = np.arange(w)[:, None] + offsets[None, :]  # (w, k): the seam of column c at offset k
+    outside = (cols < 0) | (cols >= w)
+    cols = np.clip(cols, 0, w - 1)
+    priced, counted = _ink_cost(mask)
+    steps = np.zeros((h, w, offsets.size), dtype=np.int8)  # per row: -1, 0, +1 offset it came from
+    row_cost = np.where(outside, np.inf, priced[:, cols])  # (h, w, k)
+    total = row_cost[0]
+    from_left, from_right = np.full_like(total, np.inf), np.full_like(total, np.inf)
+    for y in range(1, h):
+        from_left[:, 1:] = total[:, :-1] + SEAM_BEND
+        from_right[:, :-1] = total[:, 1:] + SEAM_BEND
+        best = np.minimum(total, np.minimum(from_left, from_right))
+        steps[y] = np.where(best == total, 0, np.where(best == from_left, -1, 1))
+        total = row_cost[y] + best
+    k = total.argmin(axis=1)
+    anchors = np.arange(w)
+    paths = np.empty((w, h), dtype=np.int64)
+    for y in range(h - 1, -1, -1):
+        paths[:, y] = cols[anchors, k]
+        k = k + steps[y, anchors, k]
+    crossed = counted[np.arange(h)[None, :], paths].sum(axis=1)
+    return _Seams(crossed / stroke_width(mask), paths, paths.mean(axis=1))
 
 
 def _height(page: Page, rules: list[Part]) -> float:
@@ -220,36 +301,41 @@ def _strokes(page: Page, rules: list[Part], height: float) -> list[_Stroke]:
             continue
         mask = page.labels[comp.y0 : comp.y1, comp.x0 : comp.x1] == comp.labels[0]
         rows = comp.y0 + np.flatnonzero(mask.any(axis=1))
-        ink = mask.sum(axis=0) / stroke_width(mask) if comp.width > CUT_FROM * height else None
-        out.append(_Stroke(comp, mask, rows, ink))
+        seams = _seams(mask, height) if comp.width > CUT_FROM * height else None
+        out.append(_Stroke(comp, mask, rows, seams))
     return out
 
 
 def _pieces(strokes: list[_Stroke], rules: list[Part], height: float, cut_ink: float) -> _Line:
-    """The line's strokes left to right, the wide ones cut at every column where two digits may
+    """The line's strokes left to right, the wide ones cut along every seam where two digits may
     touch (the rules' cuts among them), crossing at most ``cut_ink`` stroke widths."""
-    rule_cuts = {c for p in rules if p.cols is not None for c in p.cols}
+    rule_cuts = {round(seam.x) for p in rules if p.cut is not None for seam in p.cut}
     pieces: list[tuple[Part, float, float, np.ndarray]] = []
     for s in strokes:
-        comp, mask, ink = s.comp, s.mask, s.ink
-        if ink is None:
+        comp, mask, seams = s.comp, s.mask, s.seams
+        if seams is None:
             pieces.append((comp, 0.0, 0.0, s.rows))
             continue
-        cuts = _cuts(ink, height, cut_ink, {c - comp.x0 for c in rule_cuts})
-        for a, b in zip([0, *cuts], [*cuts, comp.width], strict=True):
-            part = column_piece(comp, mask, a, b)
+        cuts = _cuts(seams, height, cut_ink, {c - comp.x0 for c in rule_cuts})
+        bounds = [Seam.straight(comp.x0)]
+        for c in cuts:  # each seam kept right of the one before, so that no pixel is in two pieces
+            bounds.append(Seam(comp.y0, np.maximum(comp.x0 + seams.paths[c], bounds[-1].xs)))
+        bounds.append(Seam.straight(comp.x1))
+        crossed = [0.0, *(float(seams.ink[c]) for c in cuts), 0.0]
+        for k in range(len(bounds) - 1):
+            part = piece_between(comp, mask, bounds[k], bounds[k + 1])
             if part is not None:
-                rows = np.flatnonzero(mask[:, a:b].any(axis=1))
-                left, right = float(ink[a]) if a else 0.0, float(ink[b]) if b < comp.width else 0.0
-                pieces.append((part, left, right, comp.y0 + rows))
+                own = mask & part.within_cut(comp.y0, comp.y1, comp.x0, comp.x1)
+                pieces.append((part, crossed[k], crossed[k + 1], comp.y0 + np.flatnonzero(own.any(axis=1))))
     pieces.sort(key=lambda t: (t[0].x0 + t[0].x1) / 2)
     cut_ink = np.array([[a, b] for _, a, b, _ in pieces]).reshape(-1, 2)
     return _Line([t[0] for t in pieces], cut_ink, [t[3] for t in pieces], height)
 
 
-def _cuts(ink: np.ndarray, height: float, limit: float, forced: set[int]) -> list[int]:
-    """Columns of one stroke where touching digits may meet (``ink``: per column, in stroke widths):
-    the rules' cuts, then the thinnest local minima, apart from each other and the stroke's ends."""
+def _cuts(seams: _Seams, height: float, limit: float, forced: set[int]) -> list[int]:
+    """Columns of one stroke whose seams may part touching digits: the rules' cuts, then the
+    thinnest local minima, apart from each other and the stroke's ends (by the seams' positions)."""
+    ink, position = seams.ink, seams.position
     width = ink.size
     edge, spacing = int(CUT_EDGE * height), max(1, int(CUT_SPACING * height))
     r = max(1, int(0.05 * height))
@@ -259,9 +345,10 @@ def _cuts(ink: np.ndarray, height: float, limit: float, forced: set[int]) -> lis
     for c in np.argsort(ink, kind="stable"):
         if ink[c] > limit:
             break
-        if edge <= c <= width - edge and local_min[c] and all(abs(c - d) >= spacing for d in chosen):
+        apart = all(abs(position[c] - position[d]) >= spacing for d in chosen)
+        if edge <= position[c] <= width - edge and local_min[c] and apart:
             chosen.append(int(c))
-    return sorted(chosen)
+    return sorted(chosen, key=lambda c: position[c])
 
 
 def _runs(line: _Line, rules: list[Part]) -> list[tuple[int, int, np.ndarray]]:
@@ -300,7 +387,7 @@ def _runs(line: _Line, rules: list[Part]) -> list[tuple[int, int, np.ndarray]]:
 
 def _members(pieces: list[Part], digit: Part) -> set[int]:
     """Indices of the pieces that make up one rule-based digit."""
-    lo, hi = digit.cols if digit.cols is not None else (digit.x0, digit.x1)
+    lo, hi = (digit.cut[0].x, digit.cut[1].x) if digit.cut is not None else (digit.x0, digit.x1)
     return {k for k, p in enumerate(pieces) if p.labels[0] in digit.labels and lo <= (p.x0 + p.x1) / 2 < hi}
 
 

@@ -51,6 +51,32 @@ class DigitCrop:
     line: int  # 0 for the first line of writing, 1 for the next, ...
 
 
+@dataclass(frozen=True, slots=True)
+class Seam:
+    """A line along which touching digits are cut: per page row from ``y0``, the first column of
+    its right side (rows above and below it take its nearest end's column). The rules cut straight
+    down; ``model_store.reading`` also cuts along a path that bends around the strokes."""
+
+    y0: int
+    xs: np.ndarray  # int, page columns
+
+    @classmethod
+    def straight(cls, x: int) -> Seam:
+        return cls(0, np.array([x]))
+
+    @property
+    def x(self) -> float:
+        """Its mean column: where it sits among the pieces."""
+        return float(self.xs.mean())
+
+    def right_of(self, y0: int, y1: int, x0: int, x1: int) -> np.ndarray:
+        """Bool, broadcasting to (y1 - y0, x1 - x0): the pixels of that window on its right side."""
+        if self.xs.size == 1:  # straight: one row serves them all
+            return np.arange(x0, x1)[None, :] >= self.xs[0]
+        xs = self.xs[np.clip(np.arange(y0 - self.y0, y1 - self.y0), 0, self.xs.size - 1)]
+        return np.arange(x0, x1)[None, :] >= xs[:, None]
+
+
 @dataclass(slots=True)
 class Part:
     """A set of component labels (one digit, a digit still to split, or one stroke) and its extent."""
@@ -61,7 +87,15 @@ class Part:
     x1: int  # exclusive
     y1: int
     area: int
-    cols: tuple[int, int] | None = None  # a column window when a touching group was cut
+    cut: tuple[Seam, Seam] | None = None  # the seams on its left and right when a stroke was cut
+
+    def within_cut(self, y0: int, y1: int, x0: int, x1: int) -> np.ndarray | None:
+        """Bool, broadcasting to (y1 - y0, x1 - x0): the pixels of that window between its seams
+        (None: not cut)."""
+        if self.cut is None:
+            return None
+        left, right = self.cut
+        return left.right_of(y0, y1, x0, x1) & ~right.right_of(y0, y1, x0, x1)
 
     @property
     def width(self) -> int:
@@ -109,10 +143,8 @@ class Page:
         keep = np.zeros(window.shape, dtype=bool)
         for p in parts:
             mask = _grow(np.isin(window, p.labels))  # one pixel more: the antialiased edge
-            if p.cols is not None:  # a cut through touching digits: only this digit's columns
-                mask[:, : max(p.cols[0] - x0, 0)] = False
-                mask[:, max(p.cols[1] - x0, 0) :] = False
-            keep |= mask
+            between = p.within_cut(y0, y1, x0, x1)
+            keep |= mask if between is None else mask & between  # a cut: this digit's side alone
         crop = np.pad(self.ink[y0:y1, x0:x1] * keep, MARGIN)
         try:
             return ink_to_mnist(crop)
@@ -304,10 +336,9 @@ def split_touching(part: Part, labels: np.ndarray, height: int | None = None) ->
     if part.width <= NARROW * height:
         return [part]
     mask = np.isin(labels[part.y0 : part.y1, part.x0 : part.x1], part.labels)
-    if part.cols is not None:
-        keep = np.zeros(part.width, dtype=bool)
-        keep[part.cols[0] - part.x0 : part.cols[1] - part.x0] = True
-        mask &= keep[None, :]
+    between = part.within_cut(part.y0, part.y1, part.x0, part.x1)
+    if between is not None:
+        mask &= between
     ink = mask.sum(axis=0).astype(np.float64)
     window = np.arange(int(0.2 * part.width), int(0.8 * part.width) + 1)
     centre = part.width / 2
@@ -324,13 +355,22 @@ def split_touching(part: Part, labels: np.ndarray, height: int | None = None) ->
 
 def column_piece(part: Part, mask: np.ndarray, a: int, b: int) -> Part | None:
     """Columns a..b of a part (its rows trimmed to the ink there)."""
-    sub = mask[:, a:b]
-    rows = np.flatnonzero(sub.any(axis=1))
-    if rows.size == 0 or b <= a:
+    if b <= a:
         return None
-    x0 = part.x0 + a
-    return Part(list(part.labels), x0, part.y0 + int(rows[0]), part.x0 + b, part.y0 + int(rows[-1]) + 1,
-                 int(sub.sum()), cols=(x0, part.x0 + b))  # fmt: skip
+    return piece_between(part, mask, Seam.straight(part.x0 + a), Seam.straight(part.x0 + b))
+
+
+def piece_between(part: Part, mask: np.ndarray, left: Seam, right: Seam) -> Part | None:
+    """The ink of a part (``mask``: its pixels within its box) between two seams, in a box trimmed
+    to that ink (for one connected stroke cut straight down, that is its column window)."""
+    sub = mask & left.right_of(part.y0, part.y1, part.x0, part.x1)
+    sub &= ~right.right_of(part.y0, part.y1, part.x0, part.x1)
+    rows, cols = np.flatnonzero(sub.any(axis=1)), np.flatnonzero(sub.any(axis=0))
+    if rows.size == 0:
+        return None
+    x0, y0 = part.x0 + int(cols[0]), part.y0 + int(rows[0])
+    x1, y1 = part.x0 + int(cols[-1]) + 1, part.y0 + int(rows[-1]) + 1
+    return Part(list(part.labels), x0, y0, x1, y1, int(sub.sum()), cut=(left, right))
 
 
 def _rows_inked(mask: np.ndarray) -> int:
