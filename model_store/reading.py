@@ -260,16 +260,17 @@ def _seams(mask: np.ndarray, height: float) -> _Seams:
     outside = (cols < 0) | (cols >= w)
     cols = np.clip(cols, 0, w - 1)
     priced, counted = _ink_cost(mask)
+    priced = priced.astype(np.float32)  # per row, gathered into (w, k) as the rows go down
     steps = np.zeros((h, w, offsets.size), dtype=np.int8)  # per row: -1, 0, +1 offset it came from
-    row_cost = np.where(outside, np.inf, priced[:, cols])  # (h, w, k)
-    total = row_cost[0]
+    total = np.where(outside, np.float32(np.inf), priced[0][cols])
     from_left, from_right = np.full_like(total, np.inf), np.full_like(total, np.inf)
     for y in range(1, h):
         from_left[:, 1:] = total[:, :-1] + SEAM_BEND
         from_right[:, :-1] = total[:, 1:] + SEAM_BEND
         best = np.minimum(total, np.minimum(from_left, from_right))
         steps[y] = np.where(best == total, 0, np.where(best == from_left, -1, 1))
-        total = row_cost[y] + best
+        total = best + priced[y][cols]
+        total[outside] = np.inf
     k = total.argmin(axis=1)
     anchors = np.arange(w)
     paths = np.empty((w, h), dtype=np.int64)
