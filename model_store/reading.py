@@ -23,7 +23,7 @@ import numpy as np
 
 from .decode import NoInk
 from .preprocess import stroke_width
-from .segment import DigitCrop, Page, Part, Seam, page_bytes, piece_between
+from .segment import DigitCrop, Page, Part, Seam, page_bytes, piece_between, row_runs
 
 MAX_RUN = 4  # pieces a run of neighbours may join (a 4 in two strokes, cut again where it touches)
 CUT_FROM = 0.5  # strokes wider than this (times the line's height) may be touching digits ...
@@ -214,23 +214,20 @@ class _Seams:
     position: np.ndarray  # (w,) its mean column
 
 
-def _ink_cost(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _ink_cost(mask: np.ndarray, width: float) -> tuple[np.ndarray, np.ndarray]:
     """What each pixel of a stroke costs a seam: (the price its path is found by, the ink it is
     counted as having crossed). 1 for ink, 0 for paper, and MEETING down the middle of a row of ink
     DOUBLE stroke widths wide, where two strokes may run together side by side: the seam follows
     the line where they meet. Such a middle counts as crossed ink unless the rows are stacked
     ALONG stroke widths high, as two strokes side by side are; a few rows are the round top of one
     broad stroke (cut in halves, a bold 0 is two 1s), or two strokes that only touch."""
-    edges = np.diff(np.pad(mask.astype(np.int8), ((0, 0), (1, 1))), axis=1)
-    rows, starts = np.nonzero(edges == 1)
-    _, ends = np.nonzero(edges == -1)  # exclusive; both in row-major order
-    width = stroke_width(mask)
+    rows, starts, ends = row_runs(mask)
     double = (ends - starts >= DOUBLE[0] * width) & (ends - starts <= DOUBLE[1] * width)
     rows, starts, ends = rows[double], starts[double], ends[double]
     middle = np.zeros(mask.shape, dtype=bool)
     middle[rows, (starts + ends - 1) // 2] = True  # the middle one or two pixels
     middle[rows, (starts + ends) // 2] = True
-    find, count = mask.astype(np.float64), mask.astype(np.float64)
+    find, count = mask.astype(np.float32), mask.astype(np.float64)  # float32: the search's arrays are large
     find[middle] = MEETING
     count[middle & (_stacked(middle) >= ALONG * width)] = MEETING
     return find, count
@@ -259,8 +256,8 @@ def _seams(mask: np.ndarray, height: float) -> _Seams:
     cols = np.arange(w)[:, None] + offsets[None, :]  # (w, k): the seam of column c at offset k
     outside = (cols < 0) | (cols >= w)
     cols = np.clip(cols, 0, w - 1)
-    priced, counted = _ink_cost(mask)
-    priced = priced.astype(np.float32)  # per row, gathered into (w, k) as the rows go down
+    width = stroke_width(mask)
+    priced, counted = _ink_cost(mask, width)  # each row gathered into (w, k) as the rows go down
     steps = np.zeros((h, w, offsets.size), dtype=np.int8)  # per row: -1, 0, +1 offset it came from
     total = np.where(outside, np.float32(np.inf), priced[0][cols])
     from_left, from_right = np.full_like(total, np.inf), np.full_like(total, np.inf)
@@ -278,7 +275,7 @@ def _seams(mask: np.ndarray, height: float) -> _Seams:
         paths[:, y] = cols[anchors, k]
         k = k + steps[y, anchors, k]
     crossed = counted[np.arange(h)[None, :], paths].sum(axis=1)
-    return _Seams(crossed / stroke_width(mask), paths, paths.mean(axis=1))
+    return _Seams(crossed / width, paths, paths.mean(axis=1))
 
 
 def _height(page: Page, rules: list[Part]) -> float:

@@ -207,6 +207,15 @@ def ink_map(gray: np.ndarray) -> np.ndarray:
     return np.clip((x / peak - t) / (1.0 - t), 0.0, 1.0)
 
 
+def row_runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The runs of True along each row of a boolean image: (row, first column, end column exclusive)
+    per run, in row-major order."""
+    edges = np.diff(np.pad(mask.astype(np.int8), ((0, 0), (1, 1))), axis=1)
+    rows, starts = np.nonzero(edges == 1)
+    _, ends = np.nonzero(edges == -1)
+    return rows, starts, ends
+
+
 def label_components(mask: np.ndarray) -> tuple[np.ndarray, int]:
     """8-connected components of a boolean image -> (int32 labels 1..n, 0 = background), n.
 
@@ -214,11 +223,7 @@ def label_components(mask: np.ndarray) -> tuple[np.ndarray, int]:
     overlap it by one pixel diagonally. Union-find over runs: a 280x1000 canvas has a few hundred.
     """
     h, w = mask.shape
-    padded = np.zeros((h, w + 2), dtype=np.int8)
-    padded[:, 1:-1] = mask
-    edges = np.diff(padded, axis=1)
-    rows, starts = np.nonzero(edges == 1)
-    _, ends = np.nonzero(edges == -1)  # exclusive; both are in row-major order
+    rows, starts, ends = row_runs(mask)
     parent = list(range(len(rows)))
 
     def find(i: int) -> int:

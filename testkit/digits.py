@@ -58,3 +58,14 @@ def rows_for(labels: list[int], confidence: list[float], score: float = 0.0) -> 
         row[label] = p
         row[10] = score
     return out
+
+
+def similarity(a: np.ndarray, b: np.ndarray) -> float:
+    """Pearson correlation of two 28x28 digits, best over +-1 px shifts (MNIST centring itself is only
+    exact to 1 px)."""
+
+    def corr(x: np.ndarray, y: np.ndarray) -> float:
+        x, y = x.ravel() - x.mean(), y.ravel() - y.mean()
+        return float(x @ y / np.sqrt((x @ x) * (y @ y)))
+
+    return max(corr(np.roll(a, (dy, dx), (0, 1)), b) for dy in (-1, 0, 1) for dx in (-1, 0, 1))

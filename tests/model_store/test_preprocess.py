@@ -18,7 +18,7 @@ from model_store.preprocess import (
     preprocess_bytes,
     to_mnist,
 )
-from testkit.digits import drawn_mnist_digits
+from testkit.digits import drawn_mnist_digits, similarity
 from testkit.images import png_bytes, png_declaring
 from training.numbers import digit_strokes
 
@@ -36,16 +36,6 @@ def prep(data: bytes, max_pixels: int = MAX_PIXELS) -> np.ndarray:
     assert out.shape == (28, 28) and out.dtype == np.float32
     assert 0.0 <= out.min() and out.max() <= 1.0
     return out
-
-
-def similarity(a: np.ndarray, b: np.ndarray) -> float:
-    """Pearson correlation, best over +-1 px shifts (MNIST centring itself is only exact to 1 px)."""
-
-    def corr(x: np.ndarray, y: np.ndarray) -> float:
-        x, y = x.ravel() - x.mean(), y.ravel() - y.mean()
-        return float(x @ y / np.sqrt((x @ x) * (y @ y)))
-
-    return max(corr(np.roll(a, (dy, dx), (0, 1)), b) for dy in (-1, 0, 1) for dx in (-1, 0, 1))
 
 
 def centre_of_mass(x: np.ndarray) -> tuple[float, float]:

@@ -12,7 +12,7 @@ from model_store import segment as segment_module
 from model_store.preprocess import NoInk, ink_to_mnist, to_mnist
 from model_store.reading import candidates, choose
 from model_store.segment import TooManyDigits, read_page, segment
-from testkit.digits import rows_for, write
+from testkit.digits import rows_for, similarity, write
 from training.numbers import FONT_DIR, digit_strokes, make_family
 
 
@@ -48,11 +48,6 @@ def test_touching_pair_is_split() -> None:
     crops = segment(gray)
     assert len(crops) == 2
     assert crops[0].box[2] <= crops[1].box[2] and crops[0].box[0] < crops[1].box[0]
-
-
-def similarity(a: np.ndarray, b: np.ndarray) -> float:
-    a, b = a - a.mean(), b - b.mean()
-    return float((a * b).sum() / np.sqrt((a * a).sum() * (b * b).sum()))
 
 
 @pytest.mark.parametrize(("first", "second", "left"), [(6, 0, 0.58), (6, 0, 0.6), (8, 0, 0.6)])
