@@ -33,6 +33,7 @@ from .decode import (
     decode_image,
     to_gray,
 )
+from .guides import guides_removed
 from .rulings import rulings_removed
 
 __all__ = [
@@ -68,6 +69,7 @@ GRAIN = 3.0  # residuals under GRAIN x the paper's noise (sigma) are grain, not 
 MIN_FLOOR = 0.03  # and so are residuals under 3% of the ink's contrast (JPEG halos, leftover shading)
 UNEVEN = 0.06  # border patches differing by more than this: uneven light, subtract a local background
 COARSE_SIDE = 40  # the digit is located on a copy reduced to about this side (noise averaged out)
+GUIDE_LEVEL = 0.1  # a box or underline is traced on the crop where its ink (peak 1) is above this
 SHEET_CONTRAST = 0.2  # a photographed sheet is at least this much lighter than the surface it lies on
 MIN_SHEET = 0.04  # a sheet smaller than the surface around it covers at least this share of the photo
 
@@ -604,7 +606,7 @@ def _fitted(x: np.ndarray, ink: Callable[[np.ndarray], tuple[np.ndarray, float]]
     if shrink > 1:  # measure and thicken strokes at a fixed scale; the resize averages grain too
         crop = _resize(crop, max(1, round(w / shrink)), max(1, round(h / shrink)))
     t = max(MIN_FLOOR, GRAIN * sigma / peak / max(shrink, 1.0))
-    crop = np.clip((crop - t) / (1.0 - t), 0.0, 1.0)
+    crop = _without_guides(np.clip((crop - t) / (1.0 - t), 0.0, 1.0))
     if shrink > 1:
         crop = _thicken(crop)
     h, w = crop.shape
@@ -614,6 +616,15 @@ def _fitted(x: np.ndarray, ink: Callable[[np.ndarray], tuple[np.ndarray, float]]
     if top <= 0.0:
         raise NoInk("no ink found: the canvas is empty")
     return _centre(patch / top)
+
+
+def _without_guides(crop: np.ndarray) -> np.ndarray:
+    """A digit's crop without the box or underline it was written in, cut to the writing left."""
+    clean = guides_removed(crop, GUIDE_LEVEL)
+    if clean is crop:
+        return crop
+    r0, r1, c0, c1 = _ink_box(clean, GUIDE_LEVEL)
+    return clean[r0 : r1 + 1, c0 : c1 + 1]
 
 
 def preprocess_bytes(data: bytes, max_pixels: int) -> np.ndarray:

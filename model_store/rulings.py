@@ -42,7 +42,23 @@ def _lines_removed(x: np.ndarray, level: float) -> np.ndarray:
     # Cheap first: a ruling puts ink in every column; a digit with paper beside it leaves columns empty.
     if min(h, w) < MIN_SIDE or on.any(axis=0).mean() < MIN_COVER:
         return x
-    band = on.copy()  # ink within a row: a line drifting a pixel off the tilt searched still counts
+    shift, cover, reach = straightest_rows(on)
+    runs = _evenly_spaced(cover >= MIN_COVER, max(3, int(MAX_WIDTH * h)))
+    if not runs:
+        return x
+    out = x.copy()
+    for first, last in runs:
+        _paint_over(x, out, shift, first - reach, last - reach)
+    return out
+
+
+def straightest_rows(on: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """The tilt (within +-MAX_TILT_DEG) along which the rows of a mask are straightest: a line's own.
+    Returns (shift, cover, reach): sheared row r (of -reach..h+reach) meets column c at picture row
+    r + shift[c], and cover[r + reach] is the share of the columns it crosses that have ink in it
+    (or a row beside it: a line drifting a pixel off the tilt searched still counts)."""
+    h, w = on.shape
+    band = on.copy()
     band[1:] |= on[:-1]
     band[:-1] |= on[1:]
     ys, xs = np.nonzero(band)
@@ -60,14 +76,7 @@ def _lines_removed(x: np.ndarray, level: float) -> np.ndarray:
         if best is None or score > best[0]:
             best = (score, shift, cover)
     assert best is not None
-    _, shift, cover = best
-    runs = _evenly_spaced(cover >= MIN_COVER, max(3, int(MAX_WIDTH * h)))
-    if not runs:
-        return x
-    out = x.copy()
-    for first, last in runs:
-        _paint_over(x, out, shift, first - reach, last - reach)
-    return out
+    return best[1], best[2], reach
 
 
 def _paint_over(x: np.ndarray, out: np.ndarray, shift: np.ndarray, first: int, last: int) -> None:

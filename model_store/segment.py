@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .decode import ImageTooLarge, NoInk, decode_image, to_gray
-from .preprocess import GRAIN, MIN_FLOOR, ink_above_paper, ink_to_mnist, stroke_width
+from .guides import page_guides_removed
+from .preprocess import GRAIN, GUIDE_LEVEL, MIN_FLOOR, ink_above_paper, ink_to_mnist, stroke_width
 
 INK = 0.2  # ink-map level at which a pixel belongs to a stroke (antialiased edges are added back)
 SPECK_AREA = 0.04  # a component under this share of the largest one's area ...
@@ -200,11 +201,12 @@ def segment(
 
 def ink_map(gray: np.ndarray) -> np.ndarray:
     """White-on-black ink 0..1 with the paper at 0, made as ``to_mnist`` makes it (polarity, paper,
-    grain) but on the whole picture, so components are found on the ink the digits are fitted from."""
+    grain, guides) but on the whole picture, so components are found on the ink the digits are fitted
+    from."""
     x, sigma = ink_above_paper(gray)
     peak = float(x.max())
     t = max(MIN_FLOOR, GRAIN * sigma / peak)
-    return np.clip((x / peak - t) / (1.0 - t), 0.0, 1.0)
+    return page_guides_removed(np.clip((x / peak - t) / (1.0 - t), 0.0, 1.0), GUIDE_LEVEL)
 
 
 def row_runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

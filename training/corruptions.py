@@ -371,6 +371,68 @@ def ruled_paper(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     return _encode(Image.fromarray(_u8(rgb), "RGB"), "JPEG", quality=int(rng.integers(70, 93)))
 
 
+def _segment(
+    xx: np.ndarray, yy: np.ndarray, a: tuple[float, float], b: tuple[float, float], width: float
+) -> np.ndarray:
+    """1 on a straight line from a to b ``width`` px wide (anti-aliased, round ends), 0 off it."""
+    (ax, ay), (bx, by) = a, b
+    dx, dy = bx - ax, by - ay
+    t = np.clip(((xx - ax) * dx + (yy - ay) * dy) / max(dx * dx + dy * dy, 1e-9), 0.0, 1.0)
+    dist = np.hypot(xx - ax - t * dx, yy - ay - t * dy)
+    return np.clip(width / 2 + 0.5 - dist, 0.0, 1.0)
+
+
+def form_field(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """A form: the digit written with a pen (as MNIST's or up to 1.5 px finer) in a printed box (half
+    the forms), on a comb field's line with ticks at its ends (one in six) or on an answer line or
+    underlined by its writer (the rest); the lines printed thin or drawn as thick as a pen, black, gray,
+    blue or an OCR form's light drop-out colour, tilted up to 2 degrees, the box 10-60% of the digit's
+    height beyond it on each side; scanned or photographed with the form around it (JPEG)."""
+    side = _side(rng)
+    ink, finer = _ink(u8, side), int(rng.uniform(0.0, 1.5) * side / 28)
+    ink = _morph(ink, finer, grow=False) if finer >= 3 else ink
+    rows, cols = np.flatnonzero(ink.max(axis=1) > 0.3), np.flatnonzero(ink.max(axis=0) > 0.3)
+    top, bottom, left, right = rows[0], rows[-1], cols[0], cols[-1]
+    tall = bottom - top + 1
+    kind = rng.random()
+    if kind < 0.5:  # a box
+        y0, y1 = top - rng.uniform(0.1, 0.6) * tall, bottom + rng.uniform(0.1, 0.6) * tall
+        x0, x1 = left - rng.uniform(0.1, 0.6) * tall, right + rng.uniform(0.1, 0.6) * tall
+        ends = [((x0, y0), (x1, y0)), ((x1, y0), (x1, y1)), ((x1, y1), (x0, y1)), ((x0, y1), (x0, y0))]
+    else:  # a line under the digit, a comb field's with ticks
+        y = bottom + rng.uniform(0.03, 0.2) * tall
+        reach = (right - left + 1) * rng.uniform(0.1, 0.5)
+        x0, x1 = left - reach * rng.uniform(0.5, 1.5), right + reach * rng.uniform(0.5, 1.5)
+        y0 = y1 = y
+        ends = [((x0, y), (x1, y))]
+        if kind < 0.67:
+            tick = rng.uniform(0.15, 0.4) * tall
+            ends += [((x0, y), (x0, y - tick)), ((x1, y), (x1, y - tick))]
+    # The form around the field: paper beyond the lines (and the digit) on every side.
+    pad = [int(rng.uniform(0.1, 0.5) * side) for _ in range(4)]
+    oy, ox = pad[0] - int(min(0, y0)), pad[1] - int(min(0, x0))
+    height = oy + int(max(side, y1)) + pad[2]
+    width = ox + int(max(side, x1)) + pad[3]
+    canvas = np.zeros((height, width), np.float32)
+    canvas[oy : oy + side, ox : ox + side] = ink
+    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
+    tilt = np.tan(np.radians(rng.uniform(-2, 2)))
+    cx, cy = ox + side / 2, oy + side / 2
+    line = max(1.0, rng.uniform(0.005, 0.06) * side)
+    rule = np.zeros_like(canvas)
+    for (ax, ay), (bx, by) in ends:  # tilted about the digit's centre
+        a = (cx + ax - side / 2 - tilt * (ay - side / 2), cy + ay - side / 2 + tilt * (ax - side / 2))
+        b = (cx + bx - side / 2 - tilt * (by - side / 2), cy + by - side / 2 + tilt * (bx - side / 2))
+        rule = np.maximum(rule, _segment(xx, yy, a, b, line))
+    colours = [[0.1, 0.1, 0.1], [0.55, 0.55, 0.55], [0.2, 0.3, 0.7], [0.6, 0.75, 0.95], [0.95, 0.6, 0.6]]
+    colour = np.array(colours[int(rng.integers(len(colours)))])
+    paper = rng.uniform(0.9, 1.0, 3)
+    rgb = paper + (colour - paper) * rule[..., None]
+    pen = np.array([[0.1, 0.15, 0.6], [0.12, 0.12, 0.12]])[int(rng.integers(2))]
+    rgb += (pen - rgb) * canvas[..., None] + rng.normal(0, 0.01, rgb.shape)
+    return _encode(Image.fromarray(_u8(rgb), "RGB"), "JPEG", quality=int(rng.integers(70, 93)))
+
+
 def inverted(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     """Chalk on a blackboard: light strokes on a dark, slightly noisy board."""
     side = _side(rng)
@@ -405,6 +467,7 @@ FAMILIES: dict[str, dict[str, Corruption]] = {
         "transparent": transparent,
         "ruled_paper": ruled_paper,  # appended: the other corruptions keep their digits in calibrate
         "photo_of_note": photo_of_note,  # appended after it, for the same reason
+        "form_field": form_field,  # and this after that
     },
 }
 CORRUPTIONS: dict[str, Corruption] = {n: f for fam in FAMILIES.values() for n, f in fam.items()}

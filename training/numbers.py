@@ -7,7 +7,9 @@ Families, each a list of (gray uint8 picture, the number's text), 1-8 digits:
   broken digits (a 5's flag, a 7's bar, a 4 in two strokes) and natural spacing;
 - ``touching``: the same pen strokes with neighbours run together;
 - ``fonts``: the number typeset in DejaVu faces with tight and loose tracking;
-- ``photos``: the pen strokes on a sheet photographed with a phone, the table in view in two of three.
+- ``photos``: the pen strokes on a sheet photographed with a phone, the table in view in two of three;
+- ``forms``: the pen strokes on a form: one digit per box of a row of boxes, per cell of a comb field, or
+  the number written over an answer line.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from .drawn import STROKE_FRACTION, draw_paths
 Stroke = list[tuple[float, float]]
 Sample = tuple[np.ndarray, str]
 
-FAMILIES = ("mnist", "strokes", "touching", "fonts", "photos")
+FAMILIES = ("mnist", "strokes", "touching", "fonts", "photos", "forms")
 PAD_HEIGHT = 280  # the wide pad on the page is 3:1 at this height
 PAD_WIDTH = 840
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
@@ -155,6 +157,62 @@ def photo_number(text: str, rng: np.random.Generator) -> np.ndarray:
     return np.clip(np.asarray(photo, np.float32) + grain, 0, 255).astype(np.uint8)
 
 
+def form_number(text: str, rng: np.random.Generator) -> np.ndarray:
+    """The pen-stroke number on a form, scanned: one digit in each box of a row of boxes (their sides
+    shared; two forms in five) or in each cell of a comb field (a line with ticks between the cells;
+    one in three of the rest), or the number written with its natural spacing over an answer line, on it
+    or just above it; the lines printed black to light gray, 1.5-4 px, tilted up to 1.5 degrees."""
+    pen = STROKE_FRACTION * PAD_HEIGHT
+    digits = [_jitter(digit_strokes(int(c), int(rng.integers(2)), rng.random() < 0.5), rng) for c in text]
+    height = rng.uniform(0.3, 0.42) * PAD_HEIGHT
+    cell_h = height / rng.uniform(0.65, 0.8)
+    cell_w = max(
+        max(b - a for a, b in map(_extent, digits)) * height + 2.5 * pen, cell_h * rng.uniform(0.6, 0.9)
+    )
+    kind = rng.random()
+    margin = 40.0
+    pixels: list[Stroke] = []
+    if kind < 0.7:  # a digit in each box or cell
+        size = (int(len(text) * cell_w + 2 * margin), int(cell_h + 2 * margin))
+        for i, strokes in enumerate(digits):
+            a, b = _extent(strokes)
+            left = margin + (i + 0.5) * cell_w - (b - a) * height / 2 + rng.uniform(-0.05, 0.05) * cell_w
+            top = margin + (cell_h - height) / 2 + rng.uniform(-0.05, 0.05) * cell_h
+            pixels += [[(left + (x - a) * height, top + y * height) for x, y in s] for s in strokes]
+        x0, x1, y0, y1 = margin, margin + len(text) * cell_w, margin, margin + cell_h
+        edges = [x0 + i * cell_w for i in range(len(text) + 1)]
+        if kind < 0.4:
+            lines = [((x0, y0), (x1, y0)), ((x0, y1), (x1, y1))] + [((x, y0), (x, y1)) for x in edges]
+        else:
+            tick = rng.uniform(0.2, 0.35) * cell_h
+            lines = [((x0, y1), (x1, y1))] + [((x, y1), (x, y1 - tick)) for x in edges]
+    else:  # over an answer line
+        gaps = [rng.uniform(0.12, 0.4) for _ in digits[1:]]
+        spans = [_extent(s) for s in digits]
+        total = (sum(b - a for a, b in spans) + sum(gaps)) * height
+        reach = [rng.uniform(0.15, 0.8) * height for _ in range(2)]
+        size = (int(total + sum(reach) + 2 * margin), int(height + 2 * margin))
+        left = margin + reach[0]
+        for i, (strokes, (a, b)) in enumerate(zip(digits, spans, strict=True)):
+            dy = rng.uniform(-0.05, 0.05) * height
+            pixels += [[(left + (x - a) * height, margin + dy + y * height) for x, y in s] for s in strokes]
+            left += (b - a) * height + (gaps[i] * height if i < len(gaps) else 0)
+        y = margin + height * rng.uniform(1.05, 1.15) + pen / 2
+        lines = [((margin, y), (size[0] - margin, y))]
+    page = Image.fromarray(draw_strokes(pixels, size, pen))
+    draw = ImageDraw.Draw(page)
+    turn = math.tan(math.radians(rng.uniform(-1.5, 1.5)))
+    cx, cy = size[0] / 2, size[1] / 2
+    gray, width = int(rng.integers(30, 170)), int(round(rng.uniform(1.5, 4.0)))
+    for (ax, ay), (bx, by) in lines:
+        ends = [
+            (cx + (x - cx) - turn * (y - cy), cy + (y - cy) + turn * (x - cx))
+            for x, y in ((ax, ay), (bx, by))
+        ]
+        draw.line(ends, fill=gray, width=width)
+    return np.asarray(page)
+
+
 # ----------------------------------------------------------------------------------- mnist, fonts
 
 
@@ -220,6 +278,8 @@ def make_family(
         make = lambda t: font_number(t, rng)  # noqa: E731
     elif family == "photos":
         make = lambda t: photo_number(t, rng)  # noqa: E731
+    elif family == "forms":
+        make = lambda t: form_number(t, rng)  # noqa: E731
     else:
         raise ValueError(f"unknown family {family!r}; choose from {FAMILIES}")
     out = []
