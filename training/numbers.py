@@ -159,9 +159,9 @@ def photo_number(text: str, rng: np.random.Generator) -> np.ndarray:
 
 def form_number(text: str, rng: np.random.Generator) -> np.ndarray:
     """The pen-stroke number on a form, scanned: one digit in each box of a row of boxes (their sides
-    shared; two forms in five) or in each cell of a comb field (a line with ticks between the cells;
-    one in three of the rest), or the number written with its natural spacing over an answer line, on it
-    or just above it; the lines printed black to light gray, 1.5-4 px, tilted up to 1.5 degrees."""
+    shared; four forms in ten), in each cell of a comb field (a line with ticks between the cells; three
+    in ten), or the number written with its natural spacing a little above an answer line (three in
+    ten); the lines printed black to light gray, 1.5-4 px, tilted up to 1.5 degrees."""
     pen = STROKE_FRACTION * PAD_HEIGHT
     digits = [_jitter(digit_strokes(int(c), int(rng.integers(2)), rng.random() < 0.5), rng) for c in text]
     height = rng.uniform(0.3, 0.42) * PAD_HEIGHT

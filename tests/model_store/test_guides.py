@@ -107,12 +107,17 @@ def test_an_underline_goes():
     assert out[60:].max() == 0.0 and out[5:55, 38:43].min() == 1.0
 
 
+def diagonal(ink: np.ndarray, rows: range, c0: float, c1: float) -> None:
+    """A 5-px stroke down ``rows`` from column c0 to column c1."""
+    for r in rows:
+        c = int(round(c0 + (c1 - c0) * (r - rows.start) / len(rows)))
+        ink[r, max(0, c - 2) : c + 3] = 1.0
+
+
 def two_like_a_z() -> np.ndarray:
     ink = crop(80, 60)
     ink[:5] = ink[-5:] = 1.0  # flat top and base, edge to edge
-    for r in range(5, 75):  # the diagonal from the top's right end to the base's left end
-        c = int(round(57 - 55 * (r - 5) / 70))
-        ink[r, max(0, c - 2) : c + 3] = 1.0
+    diagonal(ink, range(5, 75), 57, 2)  # from the top's right end to the base's left end
     return ink
 
 
@@ -127,9 +132,7 @@ def one_with_a_foot() -> np.ndarray:
 def seven_with_a_long_bar() -> np.ndarray:
     ink = crop(80, 60)
     ink[:5] = 1.0  # the bar, past the stem at both ends
-    for r in range(5, 80):
-        c = int(round(45 - 25 * (r - 5) / 75))
-        ink[r, c - 2 : c + 3] = 1.0
+    diagonal(ink, range(5, 80), 45, 20)
     return ink
 
 
@@ -137,9 +140,7 @@ def four_with_its_stem_at_the_edge() -> np.ndarray:
     ink = crop(80, 60)
     ink[:, 55:60] = 1.0  # the stem, top to bottom, at the crop's right edge
     ink[45:50, 5:55] = 1.0  # the bar, stopping at it
-    for r in range(5, 45):
-        c = int(round(45 - 38 * (r - 5) / 40))
-        ink[r, c - 2 : c + 3] = 1.0
+    diagonal(ink, range(5, 45), 45, 7)
     return ink
 
 
