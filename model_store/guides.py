@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .rulings import MAX_TILT_DEG, straightest_rows
+from .rulings import MAX_TILT_DEG, runs, straightest_rows
 
 EDGE_COVER = 0.9  # a guide has ink along at least this share of the crop's side
 MAX_THICK = 0.12  # and is at most this share of the crop's longer side thick (a marker's frame)
@@ -117,11 +117,10 @@ def _edge_line(on: np.ndarray, side: str) -> np.ndarray | None:
     if edge[int(EDGE_COVER * edge.size) - 1] - edge[0] > drift + 2:
         return None
     shift, cover, reach = straightest_rows(band)
-    covered = np.flatnonzero(cover >= EDGE_COVER)
-    if covered.size == 0:
+    starts, lasts = runs(cover >= EDGE_COVER)
+    if starts.size == 0:
         return None
-    gaps = np.flatnonzero(np.diff(covered) > 1)
-    first, last = covered[0] - reach, (covered[gaps[0]] if gaps.size else covered[-1]) - reach
+    first, last = int(starts[0]) - reach, int(lasts[0]) - reach  # the run nearest the edge
     if last - first + 1 > thick:  # a bar as thick as a stroke run along, not a printed line
         return None
     ys, xs = np.nonzero(band)
@@ -129,11 +128,7 @@ def _edge_line(on: np.ndarray, side: str) -> np.ndarray | None:
     if (sheared < first - 1).sum() > OUTSIDE * on.sum():  # ink beyond it: not the crop's border
         return None
     mask = np.zeros_like(on)
-    cols = np.arange(w)
-    for r in range(first - 1, last + 2):
-        rows = r + shift
-        inside = (rows >= 0) & (rows < h)
-        SIDES[side](mask)[rows[inside], cols[inside]] = True
+    _mark(SIDES[side](mask), shift, first - 1, last + 1)
     return mask & on
 
 
@@ -156,17 +151,14 @@ def _walls(faint: np.ndarray, lines: dict[str, np.ndarray], rest: np.ndarray) ->
     line = int(np.median(lines["top"].sum(axis=0)[lines["top"].any(axis=0)]))  # its thickness
     mask = np.zeros_like(faint)
     cols = np.arange(w)
-    for first, last in _runs(cover >= WALL_COVER):
+    for first, last in zip(*runs(cover >= WALL_COVER), strict=True):
         if last - first + 1 > line + 2:  # thicker than the box's own lines: writing
             continue
         along = np.clip(np.arange(first, last + 1)[:, None] - reach + shift, 0, h - 1)  # its pixels
         ys = np.flatnonzero(view[along, cols].any(axis=0))
         if ys.size == 0 or ys[0] > 1 or ys[-1] < w - 2:  # it meets both lines
             continue
-        for r in range(first - reach - 1, last - reach + 2):
-            rows = r + shift
-            inside = (rows >= 0) & (rows < h)
-            mask[r0:r1].T[rows[inside], cols[inside]] = True
+        _mark(mask[r0:r1].T, shift, first - reach - 1, last - reach + 1)
     mask &= faint
     return mask if mask.any() and (rest & ~mask).sum() >= MIN_REST * rest.sum() else None
 
@@ -195,7 +187,7 @@ def _ends(rest: np.ndarray, line: np.ndarray, side: str) -> Ends:
     )  # line's last row
     standing = np.zeros(w, bool)  # columns with ink just inside the line
     standing[cols] = view[np.minimum(inner[cols] + 1, h - 1), cols] & (inner[cols] + 1 < h)
-    for a, b in _runs(standing):
+    for a, b in zip(*runs(standing), strict=True):
         if b - a + 1 > thick + 1:
             continue
         zone, base = slice(a, b + 1), int(inner[a : b + 1].max()) + 1
@@ -217,14 +209,14 @@ def _ends(rest: np.ndarray, line: np.ndarray, side: str) -> Ends:
     return Ends(overhang, ticks, len(at_ends) == 2, contact, length / (rows[-1] - rows[0] + 1))
 
 
-def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    """(first, last) of each run of True."""
-    idx = np.flatnonzero(mask)
-    if idx.size == 0:
-        return []
-    breaks = np.flatnonzero(np.diff(idx) > 1)
-    starts, ends = np.concatenate([idx[:1], idx[breaks + 1]]), np.concatenate([idx[breaks], idx[-1:]])
-    return list(zip(starts.tolist(), ends.tolist(), strict=True))
+def _mark(view: np.ndarray, shift: np.ndarray, first: int, last: int) -> None:
+    """Set sheared rows first..last of a mask (row r meets column c at r + shift[c]), through a view."""
+    h, w = view.shape
+    cols = np.arange(w)
+    for r in range(first, last + 1):
+        rows = r + shift
+        inside = (rows >= 0) & (rows < h)
+        view[rows[inside], cols[inside]] = True
 
 
 def _stem(zone: np.ndarray) -> int:

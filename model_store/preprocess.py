@@ -34,7 +34,7 @@ from .decode import (
     to_gray,
 )
 from .guides import guides_removed
-from .rulings import rulings_removed
+from .rulings import rulings_removed, runs
 
 __all__ = [
     "FORMAT_NAMES",
@@ -475,10 +475,7 @@ def _main_span(profile: np.ndarray, min_share: float = 0.06) -> tuple[int, int]:
     slip of the pen or a page mark, and must not stretch the box the digit is scaled into.
     Detached parts of real digits (the flag of a 5, the bar of a 7) hold well over 10%.
     """
-    idx = np.flatnonzero(profile > 0)
-    breaks = np.flatnonzero(np.diff(idx) > 1)
-    starts = np.concatenate([idx[:1], idx[breaks + 1]])
-    ends = np.concatenate([idx[breaks], idx[-1:]])
+    starts, ends = runs(profile > 0)
     cum = np.concatenate([[0.0], np.cumsum(profile, dtype=np.float64)])
     mass = cum[ends + 1] - cum[starts]
     keep = np.flatnonzero(mass >= min_share * mass.sum())

@@ -104,12 +104,7 @@ def _evenly_spaced(is_line: np.ndarray, max_width: int) -> list[tuple[int, int]]
     """(first, last) rows of the thin runs of ``is_line`` that sit on one regular grid, when at least
     MIN_RULINGS do; none otherwise. A run off the grid (a stroke along a ruling's direction) is left
     out, and so is a ruling merged with such a stroke into a run too thick to be printed."""
-    idx = np.flatnonzero(is_line)
-    if idx.size == 0:
-        return []
-    breaks = np.flatnonzero(np.diff(idx) > 1)
-    starts = np.concatenate([idx[:1], idx[breaks + 1]])
-    ends = np.concatenate([idx[breaks], idx[-1:]])
+    starts, ends = runs(is_line)
     thin = (ends - starts + 1) <= max_width
     starts, ends = starts[thin], ends[thin]
     if starts.size < MIN_RULINGS:
@@ -127,3 +122,10 @@ def _evenly_spaced(is_line: np.ndarray, max_width: int) -> list[tuple[int, int]]
     if best.sum() < MIN_RULINGS:
         return []
     return [(int(a), int(b)) for a, b in zip(starts[best], ends[best], strict=True)]
+
+
+def runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The runs of True in a 1-D mask: (first index, last index) arrays, one entry per run."""
+    idx = np.flatnonzero(mask)
+    breaks = np.flatnonzero(np.diff(idx) > 1)
+    return np.concatenate([idx[:1], idx[breaks + 1]]), np.concatenate([idx[breaks], idx[-1:]])

@@ -78,6 +78,11 @@ class Seam:
         return np.arange(x0, x1)[None, :] >= xs[:, None]
 
 
+def _between(left: Seam, right: Seam, y0: int, y1: int, x0: int, x1: int) -> np.ndarray:
+    """Bool, broadcasting to (y1 - y0, x1 - x0): the pixels of that window between two seams."""
+    return left.right_of(y0, y1, x0, x1) & ~right.right_of(y0, y1, x0, x1)
+
+
 @dataclass(slots=True)
 class Part:
     """A set of component labels (one digit, a digit still to split, or one stroke) and its extent."""
@@ -93,10 +98,7 @@ class Part:
     def within_cut(self, y0: int, y1: int, x0: int, x1: int) -> np.ndarray | None:
         """Bool, broadcasting to (y1 - y0, x1 - x0): the pixels of that window between its seams
         (None: not cut)."""
-        if self.cut is None:
-            return None
-        left, right = self.cut
-        return left.right_of(y0, y1, x0, x1) & ~right.right_of(y0, y1, x0, x1)
+        return None if self.cut is None else _between(*self.cut, y0, y1, x0, x1)
 
     @property
     def width(self) -> int:
@@ -370,8 +372,7 @@ def column_piece(part: Part, mask: np.ndarray, a: int, b: int) -> Part | None:
 def piece_between(part: Part, mask: np.ndarray, left: Seam, right: Seam) -> Part | None:
     """The ink of a part (``mask``: its pixels within its box) between two seams, in a box trimmed
     to that ink (for one connected stroke cut straight down, that is its column window)."""
-    sub = mask & left.right_of(part.y0, part.y1, part.x0, part.x1)
-    sub &= ~right.right_of(part.y0, part.y1, part.x0, part.x1)
+    sub = mask & _between(left, right, part.y0, part.y1, part.x0, part.x1)
     rows, cols = np.flatnonzero(sub.any(axis=1)), np.flatnonzero(sub.any(axis=0))
     if rows.size == 0:
         return None

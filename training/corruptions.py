@@ -345,13 +345,26 @@ def _rulings(coord: np.ndarray, gap: float, width: float, rng: np.random.Generat
     return np.clip(width / 2 + 0.5 - np.minimum(m, gap - m), 0.0, 1.0)
 
 
+def _pen_digit(u8: np.ndarray, rng: np.random.Generator) -> tuple[int, np.ndarray]:
+    """The digit as a ball-point pen writes it: its side, and its ink at that side, as MNIST's stroke or
+    up to 1.5 (MNIST) px finer."""
+    side = _side(rng)
+    ink, finer = _ink(u8, side), int(rng.uniform(0.0, 1.5) * side / 28)
+    return side, _morph(ink, finer, grow=False) if finer >= 3 else ink
+
+
+def _written_on(rgb: np.ndarray, ink: np.ndarray, rng: np.random.Generator) -> bytes:
+    """The pen's ink (blue or black) over a colour page, a little sensor noise, JPEG."""
+    pen = np.array([[0.1, 0.15, 0.6], [0.12, 0.12, 0.12]])[int(rng.integers(2))]
+    rgb = rgb + (pen - rgb) * ink[..., None] + rng.normal(0, 0.01, rgb.shape)
+    return _encode(Image.fromarray(_u8(rgb), "RGB"), "JPEG", quality=int(rng.integers(70, 93)))
+
+
 def ruled_paper(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     """A school notebook: the digit written with a pen (as MNIST's or up to 1.5 px finer) on lined or
     squared paper, 1.7-3.3 rulings tall, the rulings light blue, gray or blue, tilted up to 2 degrees,
     sometimes a red margin line; photographed with paper around the digit (JPEG)."""
-    side = _side(rng)
-    ink, finer = _ink(u8, side), int(rng.uniform(0.0, 1.5) * side / 28)
-    ink = _morph(ink, finer, grow=False) if finer >= 3 else ink
+    side, ink = _pen_digit(u8, rng)
     size = int(side * rng.uniform(1.2, 1.8))
     ink = _on_canvas(ink, size, size, rng)
     yy, xx = np.mgrid[0:size, 0:size].astype(np.float32)
@@ -366,9 +379,7 @@ def ruled_paper(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     if rng.random() < 0.15:  # the margin line
         margin = np.clip(width / 2 + 0.5 - np.abs(xx - rng.uniform(0.05, 0.95) * size), 0.0, 1.0)
         rgb += (np.array([0.85, 0.3, 0.3]) - rgb) * margin[..., None]
-    pen = np.array([[0.1, 0.15, 0.6], [0.12, 0.12, 0.12]])[int(rng.integers(2))]
-    rgb += (pen - rgb) * ink[..., None] + rng.normal(0, 0.01, rgb.shape)
-    return _encode(Image.fromarray(_u8(rgb), "RGB"), "JPEG", quality=int(rng.integers(70, 93)))
+    return _written_on(rgb, ink, rng)
 
 
 def _segment(
@@ -388,9 +399,7 @@ def form_field(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     underlined by its writer (the rest); the lines printed thin or drawn as thick as a pen, black, gray,
     blue or an OCR form's light drop-out colour, tilted up to 2 degrees, the box 10-60% of the digit's
     height beyond it on each side; scanned or photographed with the form around it (JPEG)."""
-    side = _side(rng)
-    ink, finer = _ink(u8, side), int(rng.uniform(0.0, 1.5) * side / 28)
-    ink = _morph(ink, finer, grow=False) if finer >= 3 else ink
+    side, ink = _pen_digit(u8, rng)
     rows, cols = np.flatnonzero(ink.max(axis=1) > 0.3), np.flatnonzero(ink.max(axis=0) > 0.3)
     top, bottom, left, right = rows[0], rows[-1], cols[0], cols[-1]
     tall = bottom - top + 1
@@ -428,9 +437,7 @@ def form_field(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     colour = np.array(colours[int(rng.integers(len(colours)))])
     paper = rng.uniform(0.9, 1.0, 3)
     rgb = paper + (colour - paper) * rule[..., None]
-    pen = np.array([[0.1, 0.15, 0.6], [0.12, 0.12, 0.12]])[int(rng.integers(2))]
-    rgb += (pen - rgb) * canvas[..., None] + rng.normal(0, 0.01, rgb.shape)
-    return _encode(Image.fromarray(_u8(rgb), "RGB"), "JPEG", quality=int(rng.integers(70, 93)))
+    return _written_on(rgb, canvas, rng)
 
 
 def inverted(u8: np.ndarray, rng: np.random.Generator) -> bytes:

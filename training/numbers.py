@@ -116,7 +116,7 @@ def draw_strokes(
 def stroke_number(text: str, rng: np.random.Generator, touching: bool = False) -> np.ndarray:
     """A number written with the pen on the wide pad, as pixels."""
     width = STROKE_FRACTION * PAD_HEIGHT
-    digits = [_jitter(digit_strokes(int(c), int(rng.integers(2)), rng.random() < 0.5), rng) for c in text]
+    digits = _hand_digits(text, rng)
     gaps = [
         rng.uniform(0.0, 0.1) if touching and rng.random() < 0.7 else rng.uniform(0.12, 0.4)
         for _ in digits[1:]
@@ -127,12 +127,32 @@ def stroke_number(text: str, rng: np.random.Generator, touching: bool = False) -
     height = min(rng.uniform(0.5, 0.72) * PAD_HEIGHT, (PAD_WIDTH - 2.5 * width) / total)
     left = rng.uniform(1.2 * width, PAD_WIDTH - total * height - 1.2 * width)
     top = rng.uniform(1.2 * width, PAD_HEIGHT - height - 1.2 * width)
+    pixels = _side_by_side(digits, gaps, left, top, height, rng)
+    return draw_strokes(pixels, (PAD_WIDTH, PAD_HEIGHT), width)
+
+
+def _hand_digits(text: str, rng: np.random.Generator) -> list[list[Stroke]]:
+    """Each digit of ``text`` in a random variant (broken in half of them) and a person's hand."""
+    return [_jitter(digit_strokes(int(c), int(rng.integers(2)), rng.random() < 0.5), rng) for c in text]
+
+
+def _side_by_side(
+    digits: list[list[Stroke]],
+    gaps: list[float],
+    left: float,
+    top: float,
+    height: float,
+    rng: np.random.Generator,
+) -> list[Stroke]:
+    """Digits ``height`` px tall written left to right from ``left`` with ``gaps`` (in heights) between
+    them, each a little up or down from ``top``: their strokes in pixels."""
     pixels: list[Stroke] = []
-    for i, (strokes, (a, b)) in enumerate(zip(digits, spans, strict=True)):
+    for i, strokes in enumerate(digits):
+        a, b = _extent(strokes)
         dy = rng.uniform(-0.05, 0.05) * height
         pixels += [[(left + (x - a) * height, top + dy + y * height) for x, y in s] for s in strokes]
         left += (b - a) * height + (gaps[i] * height if i < len(gaps) else 0)
-    return draw_strokes(pixels, (PAD_WIDTH, PAD_HEIGHT), width)
+    return pixels
 
 
 def photo_number(text: str, rng: np.random.Generator) -> np.ndarray:
@@ -163,7 +183,7 @@ def form_number(text: str, rng: np.random.Generator) -> np.ndarray:
     in ten), or the number written with its natural spacing a little above an answer line (three in
     ten); the lines printed black to light gray, 1.5-4 px, tilted up to 1.5 degrees."""
     pen = STROKE_FRACTION * PAD_HEIGHT
-    digits = [_jitter(digit_strokes(int(c), int(rng.integers(2)), rng.random() < 0.5), rng) for c in text]
+    digits = _hand_digits(text, rng)
     height = rng.uniform(0.3, 0.42) * PAD_HEIGHT
     cell_h = height / rng.uniform(0.65, 0.8)
     cell_w = max(
@@ -192,11 +212,7 @@ def form_number(text: str, rng: np.random.Generator) -> np.ndarray:
         total = (sum(b - a for a, b in spans) + sum(gaps)) * height
         reach = [rng.uniform(0.15, 0.8) * height for _ in range(2)]
         size = (int(total + sum(reach) + 2 * margin), int(height + 2 * margin))
-        left = margin + reach[0]
-        for i, (strokes, (a, b)) in enumerate(zip(digits, spans, strict=True)):
-            dy = rng.uniform(-0.05, 0.05) * height
-            pixels += [[(left + (x - a) * height, margin + dy + y * height) for x, y in s] for s in strokes]
-            left += (b - a) * height + (gaps[i] * height if i < len(gaps) else 0)
+        pixels = _side_by_side(digits, gaps, margin + reach[0], margin, height, rng)
         y = margin + height * rng.uniform(1.05, 1.15) + pen / 2
         lines = [((margin, y), (size[0] - margin, y))]
     page = Image.fromarray(draw_strokes(pixels, size, pen))
