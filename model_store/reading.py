@@ -10,8 +10,9 @@ model in one batch, and the reading it finds most convincing wins.
 A candidate's score weighs the log of its top probability (the model recognises a digit), its shape
 (about as tall as the digits of its line, not much wider than them nor than the class it is read as),
 a bonus when the rules of ``model_store.segment`` cut the same digit, a penalty when the digit score
-calls it no digit, and a per-digit term that balances splitting against merging; the weights are
-fitted (``Weights``). Pure numpy: no model is called here.
+calls it no digit or rates it well below its line's most digit-like candidate (two touching digits
+fitted as one still read as a digit, but a less typical one), and a per-digit term that balances
+splitting against merging; the weights are fitted (``Weights``). Pure numpy: no model is called here.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ SHORT_FROM = 0.9
 CLASS_WIDTH = (0.9, 0.4, 0.95, 0.8, 0.8, 0.95, 0.7, 0.8, 0.75, 0.7)
 # The terms of a candidate's score; each is a reward (a penalty is a negative term).
 TERMS = ("rules", "wide", "wider", "wide_for_class", "short", "cut", "hole", "not_a_digit", "unlike",
-         "per_digit", "confidence")  # fmt: skip
+         "atypical", "per_digit", "confidence")  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,16 +60,17 @@ class Weights:
     of ``training.numbers`` with MNIST's training digits, both shipped models; ``python -m training
     read-eval`` reports seed 0, with its test digits)."""
 
-    rules: float = 0.149  # the rules of model_store.segment made the same digit
-    wide: float = 2.32  # per line height wider than WIDE_FROM[0] ...
-    wider: float = 0.568  # ... and WIDE_FROM[1]
-    wide_for_class: float = 1.26  # per line height wider than the class it is read as (CLASS_WIDTH)
-    short: float = 4.43  # per line height shorter than SHORT_FROM
-    cut: float = 0.386  # per stroke width of ink a cut at either side went through (half each side)
-    hole: float = 4.53  # per line height of empty columns between its pieces
-    not_a_digit: float = 0.224  # the digit score is under the model's threshold ...
-    unlike: float = 1.73  # ... and per threshold's worth of score under it
-    per_digit: float = -0.565  # every digit read: balances merging pieces against splitting them
+    rules: float = 0.129  # the rules of model_store.segment made the same digit
+    wide: float = 5.32  # per line height wider than WIDE_FROM[0] ...
+    wider: float = 0.596  # ... and WIDE_FROM[1]
+    wide_for_class: float = 0.781  # per line height wider than the class it is read as (CLASS_WIDTH)
+    short: float = 10.1  # per line height shorter than SHORT_FROM
+    cut: float = 0.167  # per stroke width of ink a cut at either side went through (half each side)
+    hole: float = 3.03  # per line height of empty columns between its pieces
+    not_a_digit: float = 0.249  # the digit score is under the model's threshold ...
+    unlike: float = 1.24  # ... and per threshold's worth of score under it
+    atypical: float = 2.1  # its digit score's shortfall from its line's best (``shortfall``)
+    per_digit: float = -1.12  # every digit read: balances merging pieces against splitting them
     confidence: float = 1.0  # the log of the top probability
     skip: float = -4.0  # a piece left out of the reading (a speck, a slip of the pen)
 
@@ -97,10 +99,23 @@ def terms(cands: Candidates, outputs: np.ndarray | None, threshold: float | None
             under = np.maximum(0.0, threshold - digit_score) / max(abs(threshold), 1.0)
             cols["not_a_digit"] = -(under > 0.0).astype(np.float64)
             cols["unlike"] = -under
+            cols["atypical"] = -shortfall(digit_score, threshold, np.array([s[0] for s in cands.spans]))
     return np.stack([cols.get(t, np.zeros_like(width)) for t in TERMS], axis=1)
 
 
 WEIGHTS = Weights()
+
+
+def shortfall(score: np.ndarray, threshold: float, lines: np.ndarray) -> np.ndarray:
+    """(n,) 0..1 per candidate: how far its digit score falls short of its line's most digit-like
+    candidate, as a share of that one's margin over the threshold (0 for the best; 1 at or under the
+    threshold; 0 for a whole line where no candidate clears it, as no candidate stands out there).
+    Relative, because a digit score's scale is the checkpoint's own."""
+    best = np.full(int(lines.max(initial=-1)) + 1, -np.inf)
+    np.maximum.at(best, lines, score)
+    margin = best[lines] - threshold
+    share = (score - threshold) / np.where(margin > 0, margin, 1.0)
+    return np.where(margin > 0, 1.0 - np.clip(share, 0.0, 1.0), 0.0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,8 @@ log = logging.getLogger("training")
 INK = 76  # a pixel of an MNIST digit is ink from 30% of full scale (for CLASS_WIDTH)
 # Where the fit starts (the hand-set weights it replaced), so that rerunning it gives the same weights.
 START = Weights(rules=0.3, wide=8.0, wider=0.0, wide_for_class=0.0, short=16.0, cut=1.0, hole=5.0,
-                not_a_digit=4.0, unlike=0.0, per_digit=-0.5, confidence=1.0, skip=-4.0)  # fmt: skip
+                not_a_digit=4.0, unlike=0.0, atypical=0.0, per_digit=-0.5, confidence=1.0,
+                skip=-4.0)  # fmt: skip
 
 
 def add_fit_reader_args(p: argparse.ArgumentParser, settings) -> None:

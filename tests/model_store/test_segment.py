@@ -3,6 +3,8 @@ the model chooses among (model_store.reading)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
@@ -10,7 +12,7 @@ from PIL import Image, ImageDraw, ImageFont
 from model_store import reading as reading_module
 from model_store import segment as segment_module
 from model_store.preprocess import NoInk, ink_to_mnist, to_mnist
-from model_store.reading import candidates, choose
+from model_store.reading import WEIGHTS, candidates, choose, shortfall
 from model_store.segment import TooManyDigits, read_page, segment
 from testkit.digits import rows_for, similarity, write
 from training.numbers import FONT_DIR, digit_strokes, make_family
@@ -157,6 +159,29 @@ def test_a_crop_the_model_calls_no_digit_is_avoided() -> None:
     assert choose(cands, rows, threshold=-10.0) == halves
     rows[halves, 10] = -100.0  # ... until its digit score says they are no digits
     assert choose(cands, rows, threshold=-10.0) != halves
+
+
+def test_two_digits_fitted_as_one_lose_to_the_pair_when_the_digit_score_doubts_them() -> None:
+    gray = write([digit_strokes(1), digit_strokes(1)], [2.0, 2.25])
+    cands = candidates(read_page(gray))
+    spans = [s[1:] for s in cands.spans]
+    merged = spans.index((0, 2))
+    # The model reads the pair as a 4 as surely as each stroke as a 1: only the digit score tells.
+    rows = rows_for([4 if k == merged else 1 for k in range(len(spans))], [0.95] * len(spans), score=20.0)
+    assert [spans[k] for k in choose(cands, rows, threshold=0.0)] == [(0, 2)]  # both look typical
+    rows[merged, 10] = 3.0  # still a digit (over the threshold), but a far less typical one
+    assert [spans[k] for k in choose(cands, rows, threshold=0.0)] == [(0, 1), (1, 2)]
+    no_term = dataclasses.replace(WEIGHTS, atypical=0.0)
+    assert [spans[k] for k in choose(cands, rows, threshold=0.0, weights=no_term)] == [(0, 2)]
+
+
+def test_shortfall_is_measured_against_each_lines_best_above_the_threshold() -> None:
+    lines = np.array([0, 0, 0, 1, 1, 2])
+    score = np.array([10.0, 6.0, -3.0, 4.0, 2.5, -2.0])
+    # line 0: the best, 60% of its margin over the threshold (1.0), under it; line 1 on its own
+    # scale; line 2 has nothing over the threshold, so nothing stands out.
+    expected = [0.0, 1 - 5 / 9, 1.0, 0.0, 0.5, 0.0]
+    assert shortfall(score, 1.0, lines) == pytest.approx(expected)
 
 
 @pytest.mark.parametrize("digit", [0, 2, 7])
