@@ -4,8 +4,11 @@ A digit written with a ball-point pen on a school notebook's squared paper shows
 dark and as wide as its strokes; left in, they stretch the digit's box across the frame and the model
 reads a grid. A ruling is told from a stroke by what no handwriting does: it is straight, runs across
 the whole picture, and comes with others of its kind at a regular spacing. So the lines of one
-direction are taken out only when at least ``MIN_RULINGS`` of them, evenly spaced, cross the picture
-edge to edge (a single long line may be a tightly cropped 1 or a 7's bar, and is left alone).
+direction are taken out when at least ``MIN_RULINGS`` of them, evenly spaced, cross the picture edge to
+edge. A single such line down the page (a notebook's margin line, maybe doubled) goes only when it is
+``NUMBER_REACH`` times as long as the writing beside it is tall: a tightly cropped 1 spans the picture
+too, but no digit's stroke is that much longer than the digits. (A single line across the page is an
+underline or a form's, which ``guides`` takes out with the writing touching it in view.)
 """
 
 from __future__ import annotations
@@ -23,33 +26,42 @@ SPACING_TOLERANCE = 0.2  # each within this share of the spacing from the grid
 MAX_WIDTH = 0.04  # rulings are thin: at most this share of the picture's height (and >= 3 px)
 MIN_SIDE = 48  # smaller pictures are taken as they are
 STROKE_OVER_RULING = 1.5  # a pixel this many times a ruling's own level is a stroke on it
+NUMBER_REACH = 2.5  # a line this many times as long as the writing is tall is no digit's stroke
+WRITING = 0.5  # the writing: ink at least this share of the picture's darkest (lines are lighter)
 
 
 def rulings_removed(ink: np.ndarray, level: float) -> np.ndarray:
     """White-on-black ink over a paper at 0 -> the same without ruled or squared paper's lines.
     ``level``: what counts as ink along a line (above the paper's grain). Returns ``ink`` itself when
     it shows no rulings."""
-    out = _lines_removed(ink, level)
+    out, laid = _lines_removed(ink, level)
     across = out.T
-    done = _lines_removed(across, level)
+    done, _ = _lines_removed(across, level, beneath=None if laid is None else laid.T, margin=True)
     return out if done is across else done.T
 
 
-def _lines_removed(x: np.ndarray, level: float) -> np.ndarray:
-    """Horizontal (within MAX_TILT_DEG) rulings of x taken out; x itself when it has none."""
+def _lines_removed(
+    x: np.ndarray, level: float, beneath: np.ndarray | None = None, margin: bool = False
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Horizontal (within MAX_TILT_DEG) rulings of x taken out, and the level of the line painted over
+    at each pixel (0 off them); (x itself, None) when it has none. ``beneath``: the levels of the lines
+    of the other direction, painted over before: where two cross, their ink adds up. ``margin``: x is
+    the picture transposed, and a lone margin line goes too."""
     h, w = x.shape
     on = x > level
     # Cheap first: a ruling puts ink in every column; a digit with paper beside it leaves columns empty.
     if min(h, w) < MIN_SIDE or on.any(axis=0).mean() < MIN_COVER:
-        return x
+        return x, None
     shift, cover, reach = straightest_rows(on)
-    runs = _evenly_spaced(cover >= MIN_COVER, max(3, int(MAX_WIDTH * h)))
-    if not runs:
-        return x
-    out = x.copy()
-    for first, last in runs:
-        _paint_over(x, out, shift, first - reach, last - reach)
-    return out
+    is_line, max_width = cover >= MIN_COVER, max(3, int(MAX_WIDTH * h))
+    grid = _evenly_spaced(is_line, max_width)
+    lines = grid + (_margin_line(x, shift, reach, is_line, max_width, grid) if margin else [])
+    if not lines:
+        return x, None
+    out, laid = x.copy(), np.zeros_like(x)
+    for first, last in lines:
+        _paint_over(x, out, laid, shift, first - reach, last - reach, beneath)
+    return out, laid
 
 
 def straightest_rows(on: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
@@ -79,25 +91,45 @@ def straightest_rows(on: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     return best[1], best[2], reach
 
 
-def _paint_over(x: np.ndarray, out: np.ndarray, shift: np.ndarray, first: int, last: int) -> None:
+def _paint_over(
+    x: np.ndarray,
+    out: np.ndarray,
+    laid: np.ndarray,
+    shift: np.ndarray,
+    first: int,
+    last: int,
+    beneath: np.ndarray | None,
+) -> None:
     """One ruling (sheared rows first..last: its ink and a row each side) painted over in ``out`` with
     what lies just beyond it, interpolated across: paper where it runs alone, the stroke where one
-    crosses it. Pixels well above the ruling's own level (its median along it) are ink on it: kept."""
+    crosses it. Pixels well above the ruling's own level (its median along it; plus the level of a
+    line of the other direction painted over there, ``beneath``) are ink on it: kept. A ruling cut by
+    the picture's edge has paper on one side only: that side's is used. Its level goes into ``laid``."""
     h, w = x.shape
     cols = np.arange(w)
-    above, below = first - 1, last + 1
-    ok = (above + shift >= 0) & (below + shift < h)
-    if not ok.any():
+    above, below = first - 1 + shift, last + 1 + shift  # picture rows, per column
+    has_above, has_below = above >= 0, below < h
+    if not (has_above | has_below).any():
         return
-    c = cols[ok]
-    strip = np.stack([x[r + shift[ok], c] for r in range(first, last + 1)])
-    level = float(np.median(strip.max(axis=0)))
-    top, bottom = x[above + shift[ok], c], x[below + shift[ok], c]
-    for r in range(first, last + 1):
-        t = (r - above) / (below - above)
-        ys = r + shift[ok]
-        values = x[ys, c]
-        out[ys, c] = np.where(values > STROKE_OVER_RULING * level, values, (1 - t) * top + t * bottom)
+    beyond_above, beyond_below = x[np.clip(above, 0, h - 1), cols], x[np.clip(below, 0, h - 1), cols]
+    top = np.where(has_above, beyond_above, beyond_below)
+    bottom = np.where(has_below, beyond_below, beyond_above)
+    rows = [r + shift for r in range(first, last + 1)]
+    inside = [(ys >= 0) & (ys < h) & (has_above | has_below) for ys in rows]
+    strip = np.stack(
+        [np.where(v, x[np.clip(ys, 0, h - 1), cols], -np.inf) for ys, v in zip(rows, inside, strict=True)]
+    )
+    along = strip.max(axis=0)
+    if not np.isfinite(along).any():
+        return
+    level = float(np.median(along[np.isfinite(along)]))
+    for r, ys, v in zip(range(first, last + 1), rows, inside, strict=True):
+        t = (r - first + 1) / (last - first + 2)
+        values = x[ys[v], cols[v]]
+        painted = (1 - t) * top[v] + t * bottom[v]
+        under = level if beneath is None else level + beneath[ys[v], cols[v]]
+        out[ys[v], cols[v]] = np.where(values > STROKE_OVER_RULING * under, values, painted)
+        laid[ys[v], cols[v]] = level
 
 
 def _evenly_spaced(is_line: np.ndarray, max_width: int) -> list[tuple[int, int]]:
@@ -115,13 +147,63 @@ def _evenly_spaced(is_line: np.ndarray, max_width: int) -> list[tuple[int, int]]
         return []
     best = np.zeros(0, bool)
     for anchor in centres:  # the grid through each run in turn; keep the one most runs sit on
-        steps = (centres - anchor) / gap
-        on_grid = np.abs(steps - np.round(steps)) <= SPACING_TOLERANCE
+        on_grid = _on_grid(centres, anchor, gap)
         if on_grid.sum() > best.sum():
             best = on_grid
+    # The median gap is whole pixels when the spacing is not (10.5 px on a reduced photo), and the grid
+    # drifts off the far rulings: refit the spacing to the rulings on it while that finds more.
+    while best.sum() >= 2:
+        steps = np.round((centres[best] - centres[best][0]) / gap)
+        gap, origin = np.polyfit(steps, centres[best], 1)
+        refitted = _on_grid(centres, origin, gap)
+        if refitted.sum() <= best.sum():
+            break
+        best = refitted
     if best.sum() < MIN_RULINGS:
         return []
     return [(int(a), int(b)) for a, b in zip(starts[best], ends[best], strict=True)]
+
+
+def _margin_line(
+    x: np.ndarray,
+    shift: np.ndarray,
+    reach: int,
+    is_line: np.ndarray,
+    max_width: int,
+    grid: list[tuple[int, int]],
+) -> list[tuple[int, int]]:
+    """In the transposed picture x: the thin edge-to-edge lines off ``grid`` (a margin line, doubled on
+    some pages; the rulings of a grid too faint to be found whole) when they are NUMBER_REACH times as
+    long as the writing off every such line is tall; none when there is no writing (a line may be the
+    digit). A form's box is never that much taller than the writing in it."""
+    starts, ends = runs(is_line)
+    thin = (ends - starts + 1) <= max_width
+    lines = [(int(a), int(b)) for a, b in zip(starts[thin], ends[thin], strict=True) if (a, b) not in grid]
+    if not lines:
+        return []
+    off_lines = np.ones_like(x, dtype=bool)
+    for first, last in lines + grid:
+        _mark(off_lines, shift, first - reach - 1, last - reach + 1, False)
+    ys, xs = np.nonzero((x > WRITING * float(x.max())) & off_lines)
+    if ys.size == 0:
+        return []
+    tall = float(np.quantile(xs, 0.99) - np.quantile(xs, 0.01)) + 1.0  # the picture's rows; specks aside
+    return lines if x.shape[1] >= NUMBER_REACH * tall else []
+
+
+def _mark(mask: np.ndarray, shift: np.ndarray, first: int, last: int, value: bool) -> None:
+    """Set sheared rows first..last of ``mask`` (row r meets column c at r + shift[c]) to ``value``."""
+    h, w = mask.shape
+    cols = np.arange(w)
+    for r in range(first, last + 1):
+        rows = r + shift
+        inside = (rows >= 0) & (rows < h)
+        mask[rows[inside], cols[inside]] = value
+
+
+def _on_grid(centres: np.ndarray, origin: float, gap: float) -> np.ndarray:
+    steps = (centres - origin) / gap
+    return np.abs(steps - np.round(steps)) <= SPACING_TOLERANCE
 
 
 def runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -166,7 +166,11 @@ def read_page(gray: np.ndarray, max_digits: int = 32, scale: tuple[float, float]
     if len(parts) > 4 * max_digits:
         raise TooManyDigits(len(parts), max_digits)
     groups = _merge_pieces([replace(p, labels=list(p.labels)) for p in parts])  # merging mutates
-    lines = [[p for q in line for p in split_touching(q, labels)] for line in _lines(groups)]
+    # A line of nothing but flat marks (the end of a ruling the picture's edge cut off, a stray dash
+    # far from the number) is no writing: cut up as touching digits it would be dozens of them.
+    tallest = max(p.height for p in groups)
+    writing = [line for line in _lines(groups) if max(p.height for p in line) >= SPECK_HEIGHT * tallest]
+    lines = [[p for q in line for p in split_touching(q, labels)] for line in writing]
     found = sum(len(line) for line in lines)
     if found > max_digits:
         raise TooManyDigits(found, max_digits)

@@ -9,7 +9,9 @@ Families, each a list of (gray uint8 picture, the number's text), 1-8 digits:
 - ``fonts``: the number typeset in DejaVu faces with tight and loose tracking;
 - ``photos``: the pen strokes on a sheet photographed with a phone, the table in view in two of three;
 - ``forms``: the pen strokes on a form: one digit per box of a row of boxes, per cell of a comb field, or
-  the number written over an answer line.
+  the number written over an answer line;
+- ``notebook``: the pen strokes on a photographed school notebook page: lined or squared paper, a red
+  margin line down its side in most pages.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from .drawn import STROKE_FRACTION, draw_paths
 Stroke = list[tuple[float, float]]
 Sample = tuple[np.ndarray, str]
 
-FAMILIES = ("mnist", "strokes", "touching", "fonts", "photos", "forms")
+FAMILIES = ("mnist", "strokes", "touching", "fonts", "photos", "forms", "notebook")
 PAD_HEIGHT = 280  # the wide pad on the page is 3:1 at this height
 PAD_WIDTH = 840
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
@@ -229,6 +231,55 @@ def form_number(text: str, rng: np.random.Generator) -> np.ndarray:
     return np.asarray(page)
 
 
+def notebook_number(text: str, rng: np.random.Generator) -> np.ndarray:
+    """The pen-stroke number on a school notebook's page, photographed square on (1000x700, the digits
+    10-20% of its height): lined paper (squared in four pages of ten), light rulings 1-3 px wide, tilted
+    up to 1.5 degrees, the digits 1.2-2 rulings tall and standing on one; a red margin line down the page
+    in seven of ten (doubled in one of four), the number to its right; light falling off, a little blur
+    and grain."""
+    width, height = 1000, 700
+    ink = 1.0 - stroke_number(text, rng).astype(np.float32) / 255.0
+    rows, cols = np.flatnonzero(ink.max(axis=1) > 0), np.flatnonzero(ink.max(axis=0) > 0)
+    ink = ink[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
+    scale = min(rng.uniform(0.1, 0.2) * height / ink.shape[0], 0.75 * width / ink.shape[1])
+    w, h = max(1, int(ink.shape[1] * scale)), max(1, int(ink.shape[0] * scale))
+    gap = h / rng.uniform(1.2, 2.0)
+    ink = np.asarray(Image.fromarray(ink, "F").resize((w, h), Image.Resampling.BILINEAR))
+    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
+    tilt, line = math.tan(math.radians(rng.uniform(-1.5, 1.5))), rng.uniform(1.0, 3.0)
+    offset = rng.uniform(0, gap)
+    rule = _rulings(yy + tilt * xx - offset, gap, line)
+    if rng.random() < 0.4:  # squared
+        rule = np.maximum(rule, _rulings(xx - tilt * yy - rng.uniform(0, gap), gap, line))
+    paper = rng.uniform(0.9, 1.0) * (1.0 - rng.uniform(0.15, 0.35) * rule)
+    start = 20
+    if rng.random() < 0.7:  # the margin line (red: a mid gray)
+        at, double = rng.uniform(0.06, 0.2) * width, rng.random() < 0.25
+        margin = np.zeros_like(paper)
+        for x in [at, at + rng.uniform(4, 9)] if double else [at]:
+            margin = np.maximum(margin, np.clip(line / 2 + 0.5 - np.abs(xx - tilt * yy - x), 0.0, 1.0))
+        paper *= 1.0 - rng.uniform(0.3, 0.45) * margin
+        start = int(at + 15 + 0.5 * gap)
+    left = int(rng.uniform(start, max(start + 1, width - w - 20)))
+    # Standing on a ruling: the one under a random height, the digits' foot a little above or on it.
+    k = int(rng.integers(math.ceil((h + 20 + tilt * left - offset) / gap), int((height - 20 - offset) / gap)))
+    top = int(offset + k * gap - tilt * left - h + rng.uniform(-0.15, 0.05) * gap)
+    top = int(np.clip(top, 10, height - h - 10))
+    canvas = np.zeros((height, width), np.float32)
+    canvas[top : top + h, left : left + w] = ink
+    light = 0.95 - rng.uniform(0.05, 0.25) * (xx / width + yy / height) / 2
+    photo = Image.fromarray(np.clip(255 * light * paper * (1 - 0.85 * canvas), 0, 255).astype(np.uint8))
+    photo = photo.filter(ImageFilter.GaussianBlur(rng.uniform(0.4, 1.2)))
+    grain = rng.normal(0, 2.5, (height, width))
+    return np.clip(np.asarray(photo, np.float32) + grain, 0, 255).astype(np.uint8)
+
+
+def _rulings(coord: np.ndarray, gap: float, width: float) -> np.ndarray:
+    """1 on lines ``gap`` apart where ``coord`` is a multiple of it (``width`` px, anti-aliased)."""
+    m = coord % gap
+    return np.clip(width / 2 + 0.5 - np.minimum(m, gap - m), 0.0, 1.0)
+
+
 # ----------------------------------------------------------------------------------- mnist, fonts
 
 
@@ -296,6 +347,8 @@ def make_family(
         make = lambda t: photo_number(t, rng)  # noqa: E731
     elif family == "forms":
         make = lambda t: form_number(t, rng)  # noqa: E731
+    elif family == "notebook":
+        make = lambda t: notebook_number(t, rng)  # noqa: E731
     else:
         raise ValueError(f"unknown family {family!r}; choose from {FAMILIES}")
     out = []

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from PIL import Image, ImageDraw
 
 from testkit.reference import reference_probabilities
 from training.numbers import stroke_number
@@ -53,6 +54,35 @@ def test_trained_models_read_drawn_numbers_exactly(
     r = reader.post(
         f"/v1/models/{name}/read", content=number_png(text, seed), headers={"Content-Type": "image/png"}
     )
+    assert r.status_code == 200, r.text
+    assert r.json()["text"] == text
+
+
+def notebook_jpeg(text: str, seed: int) -> bytes:
+    """The pen-stroke number on a photo of lined paper (1000x600): blue rulings, a red margin line
+    down the page, the number written to its right."""
+    rng = np.random.default_rng(seed)
+    page = Image.new("RGB", (1000, 600), (250, 250, 245))
+    draw = ImageDraw.Draw(page)
+    for y in range(50, 600, 50):
+        draw.line([(0, y), (1000, y)], fill=(150, 180, 230), width=2)
+    draw.line([(90, 0), (90, 600)], fill=(220, 80, 80), width=3)
+    pen = Image.fromarray(stroke_number(text, rng)).resize((504, 168))  # ink on white, 3:1
+    ink = 1.0 - np.asarray(pen, np.float32)[..., None] / 255.0
+    rgb = np.asarray(page, np.float32)
+    rgb[230:398, 130:634] += (np.array([20.0, 30.0, 90.0]) - rgb[230:398, 130:634]) * ink
+    return png_bytes(Image.fromarray(rgb.astype(np.uint8)), fmt="JPEG", quality=85)
+
+
+@pytest.mark.parametrize("name", ["cnn-mnist", "vit-mnist"])
+@pytest.mark.parametrize(("text", "seed"), [("503", 0), ("94", 1), ("65230", 2)])
+def test_a_number_on_a_notebook_page_is_read_without_its_margin_line(
+    reader: TestClient, name: str, text: str, seed: int
+) -> None:
+    """Left in, the margin line was read as a 1 in front of the number, or it set the line's height
+    and the number read as one digit."""
+    r = reader.post(f"/v1/models/{name}/read", content=notebook_jpeg(text, seed),
+                    headers={"Content-Type": "image/jpeg"})  # fmt: skip
     assert r.status_code == 200, r.text
     assert r.json()["text"] == text
 

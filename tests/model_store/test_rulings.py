@@ -97,3 +97,56 @@ def test_thick_evenly_spaced_bars_are_not_rulings():
     """Rulings are printed thin; bars as wide as a marker's stroke, even evenly spaced, are writing."""
     ink = lines_map([10, 45, 80], width=10)
     assert rulings_removed(ink, 0.06) is ink
+
+
+def margin_page(writing_rows: tuple[int, int], line_level: float = 0.4) -> np.ndarray:
+    """A 300x400 ink map: a notebook's margin line (2 px, edge to edge) at x = 30, and writing (a
+    block as dark as a pen) between ``writing_rows`` to its right."""
+    ink = np.zeros((300, 400), np.float32)
+    ink[:, 30:32] = line_level
+    r0, r1 = writing_rows
+    ink[r0:r1, 100:110] = ink[r0:r1, 160:170] = 0.9
+    return ink
+
+
+def test_a_margin_line_far_longer_than_the_writing_is_tall_goes():
+    ink = margin_page((120, 170))  # the line is 6 times as long as the writing is tall
+    out = rulings_removed(ink, 0.06)
+    assert out[:, 25:40].max() < 0.05
+    assert np.array_equal(out[:, 90:], ink[:, 90:])  # the writing is untouched
+
+
+@pytest.mark.parametrize("rows", [(40, 200), (10, 150)])
+def test_a_lone_line_about_as_long_as_the_writing_is_tall_stays(rows):
+    """A tall 1 beside a digit: the line is not 2.5 times as long as the writing beside it is tall."""
+    ink = margin_page(rows)
+    assert rulings_removed(ink, 0.06) is ink
+
+
+def test_a_lone_line_with_nothing_beside_it_stays():
+    ink = np.zeros((300, 400), np.float32)
+    ink[:, 30:32] = 0.9  # the picture is a 1
+    assert rulings_removed(ink, 0.06) is ink
+
+
+def test_rulings_spaced_a_fraction_of_a_pixel_apart_all_go():
+    """10.4 px apart, as on a photo reduced four times: a whole-pixel spacing drifts off after a few."""
+    ink = np.zeros((160, 200), np.float32)
+    for k in range(15):
+        y = int(round(5 + 10.4 * k))
+        ink[y : y + 2] = 0.3
+    assert rulings_removed(ink, 0.06).max() < 0.05
+
+
+def test_a_ruling_cut_by_the_pictures_edge_goes():
+    ink = lines_map([20, 50, 80, 110], size=111)  # the last one's lower row beyond the picture's edge
+    assert rulings_removed(ink, 0.06).max() < 0.05
+
+
+def test_no_dots_are_left_where_a_margin_line_crosses_the_rulings():
+    """Where two lines cross their ink adds up: more than one line's, yet no stroke over them."""
+    ink = margin_page((120, 170), line_level=0.3)
+    rulings = lines_map([20, 60, 100, 140, 180, 220, 260], size=400)[:300] * 0.35 / 0.4
+    ink = ink + rulings - ink * rulings  # printed on the same paper: the crossings darker than either
+    out = rulings_removed(ink, 0.06)
+    assert out[:, :60].max() < 0.05

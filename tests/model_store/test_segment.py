@@ -114,6 +114,16 @@ def test_too_many_marks_are_refused() -> None:
         segment(write([digit_strokes(d) for d in (1, 2, 3, 4)], [0.2, 1.2, 2.2, 3.2]), max_digits=3)
 
 
+def test_a_line_of_nothing_but_flat_marks_is_no_writing() -> None:
+    """The end of a ruling that the picture's edge cut off, far below the number: cut up as touching
+    digits, a flat mark of a few rows made dozens of them (and the picture was refused)."""
+    gray = write([digit_strokes(d) for d in (3, 8)], [1.0, 2.0], size=(840, 400))
+    for x0 in (40, 400):
+        gray[394:397, x0 : x0 + 150] = 0.0  # two dashes, 3 px tall, 150 px long
+    crops = segment(gray, max_digits=8)
+    assert len(crops) == 2 and {c.line for c in crops} == {0}
+
+
 def test_empty_picture_has_no_ink() -> None:
     with pytest.raises(NoInk):
         segment(np.ones((280, 840)))
