@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .rulings import MAX_TILT_DEG, runs, straightest_rows
+from .rulings import MAX_TILT_DEG, mark_rows, runs, straightest_rows
 
 EDGE_COVER = 0.9  # a guide has ink along at least this share of the crop's side
 MAX_THICK = 0.12  # and is at most this share of the crop's longer side thick (a marker's frame)
@@ -128,7 +128,7 @@ def _edge_line(on: np.ndarray, side: str) -> np.ndarray | None:
     if (sheared < first - 1).sum() > OUTSIDE * on.sum():  # ink beyond it: not the crop's border
         return None
     mask = np.zeros_like(on)
-    _mark(SIDES[side](mask), shift, first - 1, last + 1)
+    mark_rows(SIDES[side](mask), shift, first - 1, last + 1)
     return mask & on
 
 
@@ -158,7 +158,7 @@ def _walls(faint: np.ndarray, lines: dict[str, np.ndarray], rest: np.ndarray) ->
         ys = np.flatnonzero(view[along, cols].any(axis=0))
         if ys.size == 0 or ys[0] > 1 or ys[-1] < w - 2:  # it meets both lines
             continue
-        _mark(mask[r0:r1].T, shift, first - reach - 1, last - reach + 1)
+        mark_rows(mask[r0:r1].T, shift, first - reach - 1, last - reach + 1)
     mask &= faint
     return mask if mask.any() and (rest & ~mask).sum() >= MIN_REST * rest.sum() else None
 
@@ -207,16 +207,6 @@ def _ends(rest: np.ndarray, line: np.ndarray, side: str) -> Ends:
     rows = np.flatnonzero(writing.any(axis=1))
     overhang = min(first - start, end - last) / length
     return Ends(overhang, ticks, len(at_ends) == 2, contact, length / (rows[-1] - rows[0] + 1))
-
-
-def _mark(view: np.ndarray, shift: np.ndarray, first: int, last: int) -> None:
-    """Set sheared rows first..last of a mask (row r meets column c at r + shift[c]), through a view."""
-    h, w = view.shape
-    cols = np.arange(w)
-    for r in range(first, last + 1):
-        rows = r + shift
-        inside = (rows >= 0) & (rows < h)
-        view[rows[inside], cols[inside]] = True
 
 
 def _stem(zone: np.ndarray) -> int:

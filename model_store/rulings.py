@@ -181,24 +181,25 @@ def _margin_line(
     lines = [(int(a), int(b)) for a, b in zip(starts[thin], ends[thin], strict=True) if (a, b) not in grid]
     if not lines:
         return []
-    off_lines = np.ones_like(x, dtype=bool)
+    on_lines = np.zeros_like(x, dtype=bool)
     for first, last in lines + grid:
-        _mark(off_lines, shift, first - reach - 1, last - reach + 1, False)
-    ys, xs = np.nonzero((x > WRITING * float(x.max())) & off_lines)
+        mark_rows(on_lines, shift, first - reach - 1, last - reach + 1)
+    ys, xs = np.nonzero((x > WRITING * float(x.max())) & ~on_lines)
     if ys.size == 0:
         return []
     tall = float(np.quantile(xs, 0.99) - np.quantile(xs, 0.01)) + 1.0  # the picture's rows; specks aside
     return lines if x.shape[1] >= NUMBER_REACH * tall else []
 
 
-def _mark(mask: np.ndarray, shift: np.ndarray, first: int, last: int, value: bool) -> None:
-    """Set sheared rows first..last of ``mask`` (row r meets column c at r + shift[c]) to ``value``."""
+def mark_rows(mask: np.ndarray, shift: np.ndarray, first: int, last: int) -> None:
+    """Set sheared rows first..last of a mask (row r meets column c at r + shift[c]); ``mask`` may be a
+    view of a larger one (a side of a crop, seen as its top rows)."""
     h, w = mask.shape
     cols = np.arange(w)
     for r in range(first, last + 1):
         rows = r + shift
         inside = (rows >= 0) & (rows < h)
-        mask[rows[inside], cols[inside]] = value
+        mask[rows[inside], cols[inside]] = True
 
 
 def _on_grid(centres: np.ndarray, origin: float, gap: float) -> np.ndarray:
