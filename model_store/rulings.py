@@ -17,9 +17,10 @@ import math
 
 import numpy as np
 
-MAX_TILT_DEG = 3.0  # a photographed page is rarely straighter; rulings are searched within +-this
+MAX_TILT_DEG = 3.0  # a form's lines are searched within +-this (guides: a scan, a careful photo) ...
+RULING_TILT_DEG = 8.0  # ... a notebook's rulings within +-this: pages are photographed by hand
 TILT_STEP_DEG = 0.5  # at worst a quarter degree off: 1 px of drift over 229 px, which a 3-row band absorbs
-TILTS = np.arange(-MAX_TILT_DEG, MAX_TILT_DEG + 1e-9, TILT_STEP_DEG)
+MIN_CUT = 0.05  # a ruling the picture's corner cuts short still crosses this share of its width
 MIN_COVER = 0.85  # a ruling is ink along at least this share of the picture's width
 MIN_RULINGS = 3  # and comes with at least two others, evenly spaced
 SPACING_TOLERANCE = 0.2  # each within this share of the spacing from the grid
@@ -43,7 +44,7 @@ def rulings_removed(ink: np.ndarray, level: float) -> np.ndarray:
 def _lines_removed(
     x: np.ndarray, level: float, beneath: np.ndarray | None = None, margin: bool = False
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Horizontal (within MAX_TILT_DEG) rulings of x taken out, and the level of the line painted over
+    """Horizontal (within RULING_TILT_DEG) rulings of x taken out, and the level of the line painted over
     at each pixel (0 off them); (x itself, None) when it has none. ``beneath``: the levels of the lines
     of the other direction, painted over before: where two cross, their ink adds up. ``margin``: x is
     the picture transposed, and a lone margin line goes too."""
@@ -52,9 +53,11 @@ def _lines_removed(
     # Cheap first: a ruling puts ink in every column; a digit with paper beside it leaves columns empty.
     if min(h, w) < MIN_SIDE or on.any(axis=0).mean() < MIN_COVER:
         return x, None
-    shift, cover, reach = straightest_rows(on)
+    shift, cover, reach = straightest_rows(on, RULING_TILT_DEG)
     is_line, max_width = cover >= MIN_COVER, max(3, int(MAX_WIDTH * h))
-    grid = _evenly_spaced(is_line, max_width)
+    grid, origin, gap = _evenly_spaced(is_line, max_width)
+    if grid:  # at a steep tilt the picture's corners cut rulings short: follow the grid out to them
+        grid = _whole_rulings(on, shift, reach, grid, origin, gap, max_width)
     lines = grid + (_margin_line(x, shift, reach, is_line, max_width, grid) if margin else [])
     if not lines:
         return x, None
@@ -64,31 +67,73 @@ def _lines_removed(
     return out, laid
 
 
-def straightest_rows(on: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """The tilt (within +-MAX_TILT_DEG) along which the rows of a mask are straightest: a line's own.
+def straightest_rows(on: np.ndarray, max_tilt: float = MAX_TILT_DEG) -> tuple[np.ndarray, np.ndarray, int]:
+    """The tilt (within +-max_tilt degrees) along which the rows of a mask are straightest: a line's own.
     Returns (shift, cover, reach): sheared row r (of -reach..h+reach) meets column c at picture row
     r + shift[c], and cover[r + reach] is the share of the columns it crosses that have ink in it
     (or a row beside it: a line drifting a pixel off the tilt searched still counts)."""
     h, w = on.shape
-    band = on.copy()
-    band[1:] |= on[:-1]
-    band[:-1] |= on[1:]
-    ys, xs = np.nonzero(band)
-    reach = int(math.ceil(math.tan(math.radians(MAX_TILT_DEG)) * w / 2)) + 1
-    lines = np.arange(-reach, h + reach)  # sheared rows: row r meets column c at picture row r + shift[c]
+    ys, xs = _beside(on)
+    reach = int(math.ceil(math.tan(math.radians(max_tilt)) * w / 2)) + 1
     best: tuple[float, np.ndarray, np.ndarray] | None = None  # (score, shift, cover) of the best tilt
-    for deg in TILTS:
+    for deg in np.arange(-max_tilt, max_tilt + 1e-9, TILT_STEP_DEG):
         shift = np.round(math.tan(math.radians(deg)) * (np.arange(w) - w / 2)).astype(np.intp)
-        # Each column has at most one pixel on each sheared row: counting pixels counts columns.
-        hits = np.bincount(ys - shift[xs] + reach, minlength=lines.size)
-        ordered = np.sort(shift)  # columns whose pixel of row r lies inside the picture
-        inside = np.searchsorted(ordered, h - lines, "left") - np.searchsorted(ordered, -lines, "left")
-        cover = np.where(inside >= w / 2, hits / np.maximum(inside, 1), 0.0)
+        share, inside = _row_cover(ys, xs, shift, reach, h)
+        cover = np.where(inside >= w / 2, share, 0.0)
         score = float(cover[cover >= MIN_COVER].sum())  # straightest at the lines' own tilt
         if best is None or score > best[0]:
             best = (score, shift, cover)
     assert best is not None
     return best[1], best[2], reach
+
+
+def _beside(on: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pixels of a mask with a row beside it added (a line drifting a pixel off its tilt)."""
+    band = on.copy()
+    band[1:] |= on[:-1]
+    band[:-1] |= on[1:]
+    return np.nonzero(band)
+
+
+def _row_cover(
+    ys: np.ndarray, xs: np.ndarray, shift: np.ndarray, reach: int, h: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per sheared row (-reach..h+reach; row r meets column c at picture row r + shift[c]): the share
+    of the columns it crosses inside the picture that have a pixel on it, and how many it crosses."""
+    lines = np.arange(-reach, h + reach)
+    # Each column has at most one pixel on each sheared row: counting pixels counts columns.
+    hits = np.bincount(ys - shift[xs] + reach, minlength=lines.size)
+    ordered = np.sort(shift)  # columns whose pixel of row r lies inside the picture
+    inside = np.searchsorted(ordered, h - lines, "left") - np.searchsorted(ordered, -lines, "left")
+    return hits / np.maximum(inside, 1), inside
+
+
+def _whole_rulings(
+    on: np.ndarray,
+    shift: np.ndarray,
+    reach: int,
+    grid: list[tuple[int, int]],
+    origin: float,
+    gap: float,
+    max_width: int,
+) -> list[tuple[int, int]]:
+    """The rulings of a grid whole. ``straightest_rows`` counts only sheared rows that cross half the
+    picture or more; at a steep tilt the corners cut the outer rulings, and a row or two of the others,
+    shorter. Here a row counts when it is inked along MIN_COVER of the MIN_CUT or more of the columns it
+    crosses: the thin runs of such rows on the grid, and the found runs where a run is too thick."""
+    h, w = on.shape
+    share, inside = _row_cover(*_beside(on), shift, reach, h)
+    inked = (share >= MIN_COVER) & (inside >= max(8, MIN_CUT * w))
+    for first, last in grid:
+        inked[first : last + 1] = True
+    out = []
+    for first, last in zip(*runs(inked), strict=True):
+        steps = ((first + last) / 2 - origin) / gap
+        if last - first + 1 <= max_width and abs(steps - round(steps)) <= SPACING_TOLERANCE:
+            out.append((int(first), int(last)))
+        else:  # a ruling run together with a stroke along it, or off the grid: as found
+            out += [(a, b) for a, b in grid if first <= a and b <= last]
+    return out
 
 
 def _paint_over(
@@ -132,24 +177,25 @@ def _paint_over(
         laid[ys[v], cols[v]] = level
 
 
-def _evenly_spaced(is_line: np.ndarray, max_width: int) -> list[tuple[int, int]]:
+def _evenly_spaced(is_line: np.ndarray, max_width: int) -> tuple[list[tuple[int, int]], float, float]:
     """(first, last) rows of the thin runs of ``is_line`` that sit on one regular grid, when at least
-    MIN_RULINGS do; none otherwise. A run off the grid (a stroke along a ruling's direction) is left
-    out, and so is a ruling merged with such a stroke into a run too thick to be printed."""
+    MIN_RULINGS do, and the grid (origin, spacing); none otherwise. A run off the grid (a stroke along a
+    ruling's direction) is left out, and so is a ruling merged with such a stroke into a run too thick
+    to be printed."""
     starts, ends = runs(is_line)
     thin = (ends - starts + 1) <= max_width
     starts, ends = starts[thin], ends[thin]
     if starts.size < MIN_RULINGS:
-        return []
+        return [], 0.0, 0.0
     centres = (starts + ends) / 2
     gap = float(np.median(np.diff(centres)))
     if gap < 2 * float((ends - starts + 1).max()):  # lines, with paper between them
-        return []
-    best = np.zeros(0, bool)
+        return [], 0.0, 0.0
+    best, origin = np.zeros(0, bool), 0.0
     for anchor in centres:  # the grid through each run in turn; keep the one most runs sit on
         on_grid = _on_grid(centres, anchor, gap)
         if on_grid.sum() > best.sum():
-            best = on_grid
+            best, origin = on_grid, float(anchor)
     # The median gap is whole pixels when the spacing is not (10.5 px on a reduced photo), and the grid
     # drifts off the far rulings: refit the spacing to the rulings on it while that finds more.
     while best.sum() >= 2:
@@ -160,8 +206,8 @@ def _evenly_spaced(is_line: np.ndarray, max_width: int) -> list[tuple[int, int]]
             break
         best = refitted
     if best.sum() < MIN_RULINGS:
-        return []
-    return [(int(a), int(b)) for a, b in zip(starts[best], ends[best], strict=True)]
+        return [], 0.0, 0.0
+    return [(int(a), int(b)) for a, b in zip(starts[best], ends[best], strict=True)], origin, gap
 
 
 def _margin_line(
@@ -178,7 +224,11 @@ def _margin_line(
     digit). A form's box is never that much taller than the writing in it."""
     starts, ends = runs(is_line)
     thin = (ends - starts + 1) <= max_width
-    lines = [(int(a), int(b)) for a, b in zip(starts[thin], ends[thin], strict=True) if (a, b) not in grid]
+    lines = [
+        (int(a), int(b))
+        for a, b in zip(starts[thin], ends[thin], strict=True)
+        if not any(a <= last and first <= b for first, last in grid)  # off the grid's rulings
+    ]
     if not lines:
         return []
     on_lines = np.zeros_like(x, dtype=bool)

@@ -232,11 +232,11 @@ def form_number(text: str, rng: np.random.Generator) -> np.ndarray:
 
 
 def notebook_number(text: str, rng: np.random.Generator) -> np.ndarray:
-    """The pen-stroke number on a school notebook's page, photographed square on (1000x700, the digits
-    10-20% of its height): lined paper (squared in four pages of ten), light rulings 1-3 px wide, tilted
-    up to 1.5 degrees, the digits 1.2-2 rulings tall and standing on one; a red margin line down the page
-    in seven of ten (doubled in one of four), the number to its right; light falling off, a little blur
-    and grain."""
+    """The pen-stroke number on a school notebook's page, photographed by hand (1000x700, the digits
+    10-20% of its height, the page turned up to 6 degrees): lined paper (squared in four pages of ten),
+    light rulings 1-3 px wide, the digits 1.2-2 rulings tall and standing on one; a red margin line down
+    the page in seven of ten (doubled in one of four), the number to its right; light falling off, a
+    little blur and grain."""
     width, height = 1000, 700
     ink = 1.0 - stroke_number(text, rng).astype(np.float32) / 255.0
     rows, cols = np.flatnonzero(ink.max(axis=1) > 0), np.flatnonzero(ink.max(axis=0) > 0)
@@ -244,9 +244,12 @@ def notebook_number(text: str, rng: np.random.Generator) -> np.ndarray:
     scale = min(rng.uniform(0.1, 0.2) * height / ink.shape[0], 0.75 * width / ink.shape[1])
     w, h = max(1, int(ink.shape[1] * scale)), max(1, int(ink.shape[0] * scale))
     gap = h / rng.uniform(1.2, 2.0)
-    ink = np.asarray(Image.fromarray(ink, "F").resize((w, h), Image.Resampling.BILINEAR))
+    turn = rng.uniform(-6.0, 6.0)  # degrees, counter-clockwise: the page, its lines and the writing
+    ink = Image.fromarray(ink, "F").resize((w, h), Image.Resampling.BILINEAR)
+    ink = np.asarray(ink.rotate(turn, Image.Resampling.BILINEAR, expand=True))
+    h, w = ink.shape
     yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
-    tilt, line = math.tan(math.radians(rng.uniform(-1.5, 1.5))), rng.uniform(1.0, 3.0)
+    tilt, line = math.tan(math.radians(turn)), rng.uniform(1.0, 3.0)
     offset = rng.uniform(0, gap)
     rule = _rulings(yy + tilt * xx - offset, gap, line)
     if rng.random() < 0.4:  # squared

@@ -58,9 +58,9 @@ def test_trained_models_read_drawn_numbers_exactly(
     assert r.json()["text"] == text
 
 
-def notebook_jpeg(text: str, seed: int) -> bytes:
+def notebook_jpeg(text: str, seed: int, turn: float = 0.0) -> bytes:
     """The pen-stroke number on a photo of lined paper (1000x600): blue rulings, a red margin line
-    down the page, the number written to its right."""
+    down the page, the number written to its right; the page turned ``turn`` degrees."""
     rng = np.random.default_rng(seed)
     page = Image.new("RGB", (1000, 600), (250, 250, 245))
     draw = ImageDraw.Draw(page)
@@ -71,17 +71,23 @@ def notebook_jpeg(text: str, seed: int) -> bytes:
     ink = 1.0 - np.asarray(pen, np.float32)[..., None] / 255.0
     rgb = np.asarray(page, np.float32)
     rgb[230:398, 130:634] += (np.array([20.0, 30.0, 90.0]) - rgb[230:398, 130:634]) * ink
-    return png_bytes(Image.fromarray(rgb.astype(np.uint8)), fmt="JPEG", quality=85)
+    photo = Image.fromarray(rgb.astype(np.uint8)).rotate(
+        turn, Image.Resampling.BICUBIC, fillcolor=(250, 250, 245)
+    )
+    return png_bytes(photo, fmt="JPEG", quality=85)
 
 
 @pytest.mark.parametrize("name", ["cnn-mnist", "vit-mnist"])
-@pytest.mark.parametrize(("text", "seed"), [("503", 0), ("94", 1), ("65230", 2)])
+@pytest.mark.parametrize(
+    ("text", "seed", "turn"),
+    [("503", 0, 0.0), ("94", 1, 0.0), ("65230", 2, 0.0), ("7759", 3, 5.0), ("31", 4, -6.5)],
+)
 def test_a_number_on_a_notebook_page_is_read_without_its_margin_line(
-    reader: TestClient, name: str, text: str, seed: int
+    reader: TestClient, name: str, text: str, seed: int, turn: float
 ) -> None:
     """Left in, the margin line was read as a 1 in front of the number, or it set the line's height
-    and the number read as one digit."""
-    r = reader.post(f"/v1/models/{name}/read", content=notebook_jpeg(text, seed),
+    and the number read as one digit; on a page turned more than 3 degrees, the rulings too."""
+    r = reader.post(f"/v1/models/{name}/read", content=notebook_jpeg(text, seed, turn),
                     headers={"Content-Type": "image/jpeg"})  # fmt: skip
     assert r.status_code == 200, r.text
     assert r.json()["text"] == text
