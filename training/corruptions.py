@@ -340,8 +340,14 @@ def photo_of_note(u8: np.ndarray, rng: np.random.Generator) -> bytes:
 
 
 def _rulings(coord: np.ndarray, gap: float, width: float, rng: np.random.Generator) -> np.ndarray:
-    """1 on printed lines ``gap`` apart across ``coord`` (``width`` px wide, anti-aliased), 0 between."""
-    m = (coord - rng.uniform(0, gap)) % gap
+    """``ruling_lines`` at a random offset."""
+    return ruling_lines(coord - rng.uniform(0, gap), gap, width)
+
+
+def ruling_lines(coord: np.ndarray, gap: float, width: float) -> np.ndarray:
+    """1 on printed lines ``gap`` apart where ``coord`` is a multiple of it (``width`` px wide,
+    anti-aliased), 0 between."""
+    m = coord % gap
     return np.clip(width / 2 + 0.5 - np.minimum(m, gap - m), 0.0, 1.0)
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
-from .corruptions import sheet_mask
+from .corruptions import ruling_lines, sheet_mask
 
 # STROKE_FRACTION: the pen's width as a share of the pad's height, as app/static/pad.js draws
 from .drawn import STROKE_FRACTION, draw_paths
@@ -251,9 +251,9 @@ def notebook_number(text: str, rng: np.random.Generator) -> np.ndarray:
     yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
     tilt, line = math.tan(math.radians(turn)), rng.uniform(1.0, 3.0)
     offset = rng.uniform(0, gap)
-    rule = _rulings(yy + tilt * xx - offset, gap, line)
+    rule = ruling_lines(yy + tilt * xx - offset, gap, line)
     if rng.random() < 0.4:  # squared
-        rule = np.maximum(rule, _rulings(xx - tilt * yy - rng.uniform(0, gap), gap, line))
+        rule = np.maximum(rule, ruling_lines(xx - tilt * yy - rng.uniform(0, gap), gap, line))
     paper = rng.uniform(0.9, 1.0) * (1.0 - rng.uniform(0.15, 0.35) * rule)
     start = 20
     if rng.random() < 0.7:  # the margin line (red: a mid gray)
@@ -265,7 +265,8 @@ def notebook_number(text: str, rng: np.random.Generator) -> np.ndarray:
         start = int(at + 15 + 0.5 * gap)
     left = int(rng.uniform(start, max(start + 1, width - w - 20)))
     # Standing on a ruling: the one under a random height, the digits' foot a little above or on it.
-    k = int(rng.integers(math.ceil((h + 20 + tilt * left - offset) / gap), int((height - 20 - offset) / gap)))
+    lowest = math.ceil((h + 20 + tilt * left - offset) / gap)
+    k = int(rng.integers(lowest, max(lowest + 1, int((height - 20 - offset) / gap))))
     top = int(offset + k * gap - tilt * left - h + rng.uniform(-0.15, 0.05) * gap)
     top = int(np.clip(top, 10, height - h - 10))
     canvas = np.zeros((height, width), np.float32)
@@ -275,12 +276,6 @@ def notebook_number(text: str, rng: np.random.Generator) -> np.ndarray:
     photo = photo.filter(ImageFilter.GaussianBlur(rng.uniform(0.4, 1.2)))
     grain = rng.normal(0, 2.5, (height, width))
     return np.clip(np.asarray(photo, np.float32) + grain, 0, 255).astype(np.uint8)
-
-
-def _rulings(coord: np.ndarray, gap: float, width: float) -> np.ndarray:
-    """1 on lines ``gap`` apart where ``coord`` is a multiple of it (``width`` px, anti-aliased)."""
-    m = coord % gap
-    return np.clip(width / 2 + 0.5 - np.minimum(m, gap - m), 0.0, 1.0)
 
 
 # ----------------------------------------------------------------------------------- mnist, fonts
