@@ -34,6 +34,8 @@ BRIDGE = 1.6  # touching digits meet in a column of at most this many stroke wid
 PIECE_TALL = 0.6  # ... with a digit at least this share of the part's height on either side
 SPLIT_ASPECT = 1.1  # wider than this times its height: touching digits, however they meet
 MARGIN = 2  # zero pixels around each digit's crop (the fit reads the paper from the border)
+ENCLOSED = (0.35, 0.83)  # a loop round writing this tall (times the loop's height) ...
+ENCLOSE_FILL = 0.2  # ... with ink on at most this share of its box is drawn round it (a circled answer)
 
 
 class TooManyDigits(ImageTooLarge):
@@ -165,6 +167,7 @@ def read_page(gray: np.ndarray, max_digits: int = 32, scale: tuple[float, float]
     # Labelling is linear in the pixels; merging is quadratic in the parts: refuse noise early.
     if len(parts) > 4 * max_digits:
         raise TooManyDigits(len(parts), max_digits)
+    parts = _without_enclosures(parts)
     groups = _merge_pieces([replace(p, labels=list(p.labels)) for p in parts])  # merging mutates
     # A line of nothing but flat marks (the end of a ruling the picture's edge cut off, a stray dash
     # far from the number) is no writing: cut up as touching digits it would be dozens of them.
@@ -282,6 +285,24 @@ def _parts(labels: np.ndarray, n: int) -> list[Part]:
     big_area = max(p.area for p in parts)
     big_height = max(p.height for p in parts)
     return [p for p in parts if p.area >= SPECK_AREA * big_area or p.height >= SPECK_HEIGHT * big_height]
+
+
+def _without_enclosures(parts: list[Part]) -> list[Part]:
+    """The parts without a loop drawn round the writing (a circled answer, a box drawn by hand): a
+    part whose box holds other parts, they from ENCLOSED[0] to ENCLOSED[1] of its height, and whose
+    ink is a thin line round a mostly empty box. No digit holds another digit (a dot inside a 0 is
+    too small to count, a 0's slash too tall)."""
+
+    def inside(q: Part, p: Part) -> bool:
+        return q is not p and p.x0 <= q.x0 and q.x1 <= p.x1 and p.y0 <= q.y0 and q.y1 <= p.y1
+
+    def encloses(p: Part) -> bool:
+        tallest = max((q.height for q in parts if inside(q, p)), default=0)
+        lo, hi = ENCLOSED
+        return lo * p.height <= tallest <= hi * p.height and p.area <= ENCLOSE_FILL * p.width * p.height
+
+    kept = [p for p in parts if not encloses(p)]
+    return kept or parts
 
 
 def _belongs(small: Part, big: Part) -> bool:

@@ -93,6 +93,24 @@ def test_a_number_on_a_notebook_page_is_read_without_its_margin_line(
     assert r.json()["text"] == text
 
 
+@pytest.mark.parametrize("name", ["cnn-mnist", "vit-mnist"])
+@pytest.mark.parametrize(("text", "seed"), [("2026", 0), ("417", 3)])
+def test_a_circled_number_is_read_without_its_circle(
+    reader: TestClient, name: str, text: str, seed: int
+) -> None:
+    """An answer circled with the pen, the loop clear of the digits: it read as 0s around them."""
+    pad = Image.fromarray(stroke_number(text, np.random.default_rng(seed)))
+    page = Image.new("L", (1100, 600), 255)
+    page.paste(pad, (130, 160))
+    ys, xs = np.nonzero(np.asarray(page) < 128)
+    cx, cy = (xs.min() + xs.max()) / 2, (ys.min() + ys.max()) / 2
+    rx, ry = 0.65 * (xs.max() - xs.min()) + 30, 0.7 * (ys.max() - ys.min()) + 25
+    ImageDraw.Draw(page).ellipse([cx - rx, cy - ry, cx + rx, cy + ry], outline=0, width=9)
+    r = reader.post(f"/v1/models/{name}/read", content=png_bytes(page), headers={"Content-Type": "image/png"})
+    assert r.status_code == 200, r.text
+    assert r.json()["text"] == text
+
+
 def test_read_raw_body_and_json_give_the_same_answer(client: TestClient) -> None:
     data = number_png("417", seed=3)
     raw = client.post(f"/v1/models/{VIT}/read", content=data, headers={"Content-Type": "image/png"})

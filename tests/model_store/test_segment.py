@@ -14,7 +14,7 @@ from model_store import segment as segment_module
 from model_store.preprocess import NoInk, ink_to_mnist, to_mnist
 from model_store.reading import WEIGHTS, candidates, choose, shortfall
 from model_store.segment import TooManyDigits, read_page, segment
-from testkit.digits import rows_for, similarity, write
+from testkit.digits import HEIGHT, rows_for, similarity, write
 from training.numbers import FONT_DIR, digit_strokes, make_family
 
 
@@ -122,6 +122,36 @@ def test_a_line_of_nothing_but_flat_marks_is_no_writing() -> None:
         gray[394:397, x0 : x0 + 150] = 0.0  # two dashes, 3 px tall, 150 px long
     crops = segment(gray, max_digits=8)
     assert len(crops) == 2 and {c.line for c in crops} == {0}
+
+
+def circled(gray: np.ndarray, box: tuple[float, float, float, float], room: float) -> np.ndarray:
+    """``gray`` with a pen's ellipse drawn round ``box`` (x0, y0, x1, y1), ``room`` times its size."""
+    x0, y0, x1, y1 = box
+    cx, cy, rx, ry = (x0 + x1) / 2, (y0 + y1) / 2, room * (x1 - x0) / 2, room * (y1 - y0) / 2
+    page = Image.fromarray((gray * 255).astype(np.uint8))
+    ImageDraw.Draw(page).ellipse([cx - rx, cy - ry, cx + rx, cy + ry], outline=0, width=8)
+    return np.asarray(page, np.float32) / 255.0
+
+
+def test_a_loop_drawn_round_the_number_is_no_digit() -> None:
+    """A circled answer: the loop holds the digits and is mostly empty inside (it read as 0s before)."""
+    gray = write([digit_strokes(d) for d in (2, 6)], [2.0, 3.0], top=120.0, size=(840, 480))
+    crops = segment(circled(gray, (320.0, 120.0, 576.0, 280.0), room=1.6))
+    assert len(crops) == 2
+    assert all(300 <= c.box[0] and c.box[2] <= 600 for c in crops)
+
+
+def test_a_zero_with_a_stroke_inside_it_is_still_a_digit() -> None:
+    """A slashed 0's slash, drawn apart, is about as tall as the 0, and the 0's stroke fills much of its
+    box: it is no loop drawn round writing."""
+    gray = write([digit_strokes(0)], [2.0], top=60.0)
+    page = Image.fromarray((gray * 255).astype(np.uint8))
+    x0, x1 = 2.0 * HEIGHT, 2.6 * HEIGHT
+    ImageDraw.Draw(page).line(
+        [(x0 + 0.45 * HEIGHT, 70.0), (x0 + 0.15 * HEIGHT, 60.0 + 0.9 * HEIGHT)], fill=0, width=6
+    )
+    crops = segment(np.asarray(page, np.float32) / 255.0)
+    assert len(crops) == 1 and crops[0].box[0] <= x0 + 10 and crops[0].box[2] >= x1 - 10
 
 
 def test_empty_picture_has_no_ink() -> None:
