@@ -18,6 +18,7 @@ from collections.abc import Callable
 import numpy as np
 from PIL import Image, ImageFilter
 
+from .components import component_boxes, label_components, loops_round_writing
 from .decode import (
     FORMAT_NAMES,
     SUPPORTED_FORMATS,
@@ -70,6 +71,8 @@ MIN_FLOOR = 0.03  # and so are residuals under 3% of the ink's contrast (JPEG ha
 UNEVEN = 0.06  # border patches differing by more than this: uneven light, subtract a local background
 COARSE_SIDE = 40  # the digit is located on a copy reduced to about this side (noise averaged out)
 GUIDE_LEVEL = 0.1  # a box or underline is traced on the crop where its ink (peak 1) is above this
+LOOP_CROSSINGS = 3  # a loop round a digit: its middle row and column cross ink this often or more
+LOOP_MIN_SIDE = 24  # smaller crops are taken as they are
 SHEET_CONTRAST = 0.2  # a photographed sheet is at least this much lighter than the surface it lies on
 MIN_SHEET = 0.04  # a sheet smaller than the surface around it covers at least this share of the photo
 
@@ -566,18 +569,22 @@ def _denoised(x: np.ndarray, sigma: float | None = None) -> tuple[np.ndarray, fl
 def to_mnist(gray: np.ndarray) -> np.ndarray:
     """Gray image (any polarity, 0..1) -> MNIST-style (28, 28) float32. Raises NoInk. An uploaded picture
     (a photo that may show the table around the sheet) goes through ``preprocess_bytes`` instead."""
-    return _fitted(_white_on_black(gray.astype(np.float32, copy=False)), _ink_above_paper)
+    return _fitted(_white_on_black(gray.astype(np.float32, copy=False)), _ink_above_paper, loops=True)
 
 
 def ink_to_mnist(ink: np.ndarray) -> np.ndarray:
     """White-on-black ink over a paper already at 0 (a crop of ``model_store.segment``'s ink map, a
     zero margin around it) -> MNIST-style (28, 28) float32: ``to_mnist`` without its polarity and
-    paper steps, which find nothing to do there (a quarter of its time). Raises NoInk."""
-    return _fitted(ink.astype(np.float32, copy=False), _denoised)
+    paper steps, which find nothing to do there (a quarter of its time), nor the loop step (the page's
+    loops are dropped before it is cut). Raises NoInk."""
+    return _fitted(ink.astype(np.float32, copy=False), _denoised, loops=False)
 
 
-def _fitted(x: np.ndarray, ink: Callable[[np.ndarray], tuple[np.ndarray, float]]) -> np.ndarray:
-    """White-on-black picture -> MNIST-style (28, 28); ``ink`` takes the paper out (and its grain)."""
+def _fitted(
+    x: np.ndarray, ink: Callable[[np.ndarray], tuple[np.ndarray, float]], loops: bool
+) -> np.ndarray:
+    """White-on-black picture -> MNIST-style (28, 28); ``ink`` takes the paper out (and its grain);
+    ``loops``: a loop drawn round the digit is taken out too."""
     if x.shape == (SIZE, SIZE) and _median(_border(x)) < 0.05:
         if float(x.max()) < MIN_CONTRAST:
             raise NoInk("no ink found: the canvas is empty")
@@ -603,7 +610,7 @@ def _fitted(x: np.ndarray, ink: Callable[[np.ndarray], tuple[np.ndarray, float]]
     if shrink > 1:  # measure and thicken strokes at a fixed scale; the resize averages grain too
         crop = _resize(crop, max(1, round(w / shrink)), max(1, round(h / shrink)))
     t = max(MIN_FLOOR, GRAIN * sigma / peak / max(shrink, 1.0))
-    crop = _without_guides(np.clip((crop - t) / (1.0 - t), 0.0, 1.0))
+    crop = _without_guides(np.clip((crop - t) / (1.0 - t), 0.0, 1.0), loops)
     if shrink > 1:
         crop = _thicken(crop)
     h, w = crop.shape
@@ -615,13 +622,43 @@ def _fitted(x: np.ndarray, ink: Callable[[np.ndarray], tuple[np.ndarray, float]]
     return _centre(patch / top)
 
 
-def _without_guides(crop: np.ndarray) -> np.ndarray:
-    """A digit's crop without the box or underline it was written in, cut to the writing left."""
+def _without_guides(crop: np.ndarray, loops: bool) -> np.ndarray:
+    """A digit's crop without the box or underline it was written in, or (``loops``) a loop drawn round
+    it, cut to the writing left."""
     clean = guides_removed(crop, GUIDE_LEVEL)
+    if loops:
+        clean = _loop_removed(clean)
     if clean is crop:
         return crop
     r0, r1, c0, c1 = _ink_box(clean, GUIDE_LEVEL)
     return clean[r0 : r1 + 1, c0 : c1 + 1]
+
+
+def _loop_removed(crop: np.ndarray) -> np.ndarray:
+    """The crop without a loop drawn round the digit (a circled answer:
+    ``components.loops_round_writing``), its antialiased edge too; the crop itself when it has none.
+    Only a crop whose middle row and middle column both cross ink LOOP_CROSSINGS times or more (the
+    loop's two sides and the digit between) is labelled: few digits do, and labelling costs ~0.1 ms."""
+    on = crop > GUIDE_LEVEL
+    h, w = on.shape
+    if min(h, w) < LOOP_MIN_SIDE or min(_crossings(on[h // 2]), _crossings(on[:, w // 2])) < LOOP_CROSSINGS:
+        return crop
+    labels, n = label_components(on)
+    loops = np.flatnonzero(loops_round_writing(*component_boxes(labels, n))) + 1
+    if loops.size == 0:
+        return crop
+    loop = np.isin(labels, loops)
+    edge = loop.copy()
+    edge[1:] |= loop[:-1]
+    edge[:-1] |= loop[1:]
+    edge[:, 1:] |= edge[:, :-1].copy()
+    edge[:, :-1] |= edge[:, 1:].copy()
+    return np.where(edge & ~(on & ~loop), 0.0, crop)
+
+
+def _crossings(line: np.ndarray) -> int:
+    """How many separate runs of ink a row or column of a mask crosses."""
+    return int(np.count_nonzero(np.diff(line.astype(np.int8), prepend=0) == 1))
 
 
 def preprocess_bytes(data: bytes, max_pixels: int) -> np.ndarray:

@@ -22,9 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .components import row_runs
 from .decode import NoInk
 from .preprocess import stroke_width
-from .segment import DigitCrop, Page, Part, Seam, page_bytes, piece_between, row_runs
+from .segment import DigitCrop, Page, Part, Seam, page_bytes, piece_between
 
 MAX_RUN = 4  # pieces a run of neighbours may join (a 4 in two strokes, cut again where it touches)
 CUT_FROM = 0.5  # strokes wider than this (times the line's height) may be touching digits ...

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .components import component_boxes, label_components, loops_round_writing
 from .decode import ImageTooLarge, NoInk, decode_image, to_gray
 from .guides import page_guides_removed
 from .preprocess import GRAIN, GUIDE_LEVEL, MIN_FLOOR, ink_above_paper, ink_to_mnist, stroke_width
@@ -34,8 +35,6 @@ BRIDGE = 1.6  # touching digits meet in a column of at most this many stroke wid
 PIECE_TALL = 0.6  # ... with a digit at least this share of the part's height on either side
 SPLIT_ASPECT = 1.1  # wider than this times its height: touching digits, however they meet
 MARGIN = 2  # zero pixels around each digit's crop (the fit reads the paper from the border)
-ENCLOSED = (0.35, 0.83)  # a loop round writing this tall (times the loop's height) ...
-ENCLOSE_FILL = 0.2  # ... with ink on at most this share of its box is drawn round it (a circled answer)
 
 
 class TooManyDigits(ImageTooLarge):
@@ -218,90 +217,23 @@ def ink_map(gray: np.ndarray) -> np.ndarray:
     return page_guides_removed(np.clip((x / peak - t) / (1.0 - t), 0.0, 1.0), GUIDE_LEVEL)
 
 
-def row_runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The runs of True along each row of a boolean image: (row, first column, end column exclusive)
-    per run, in row-major order."""
-    edges = np.diff(np.pad(mask.astype(np.int8), ((0, 0), (1, 1))), axis=1)
-    rows, starts = np.nonzero(edges == 1)
-    _, ends = np.nonzero(edges == -1)
-    return rows, starts, ends
-
-
-def label_components(mask: np.ndarray) -> tuple[np.ndarray, int]:
-    """8-connected components of a boolean image -> (int32 labels 1..n, 0 = background), n.
-
-    Runs of ink per row are the nodes; a run touches the runs of the previous row whose columns
-    overlap it by one pixel diagonally. Union-find over runs: a 280x1000 canvas has a few hundred.
-    """
-    h, w = mask.shape
-    rows, starts, ends = row_runs(mask)
-    parent = list(range(len(rows)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    row_start = np.searchsorted(rows, np.arange(h + 1))
-    for r in range(1, h):
-        a0, a1 = row_start[r - 1], row_start[r]  # runs of the previous row
-        b0, b1 = row_start[r], row_start[r + 1]
-        j = a0
-        for i in range(b0, b1):
-            while j < a1 and ends[j] < starts[i]:  # previous run ends left of this one's diagonal
-                j += 1
-            k = j
-            while k < a1 and starts[k] <= ends[i]:
-                ri, rk = find(i), find(k)
-                if ri != rk:
-                    parent[max(ri, rk)] = min(ri, rk)
-                k += 1
-    roots = np.array([find(i) for i in range(len(rows))], dtype=np.int64)
-    _, run_label = np.unique(roots, return_inverse=True)
-    labels = np.zeros((h, w), dtype=np.int32)
-    for r, s, e, lab in zip(rows, starts, ends, run_label + 1, strict=True):
-        labels[r, s:e] = lab
-    return labels, int(run_label.max() + 1) if len(rows) else 0
-
-
 # ------------------------------------------------------------------------------------------- grouping
 
 
 def _parts(labels: np.ndarray, n: int) -> list[Part]:
     """One part per component, without the specks (dust, a pen touching the paper by mistake)."""
-    ys, xs = np.nonzero(labels)
-    lab = labels[ys, xs]
-    area = np.bincount(lab, minlength=n + 1)
-    x0 = np.full(n + 1, labels.shape[1])
-    y0 = np.full(n + 1, labels.shape[0])
-    x1 = np.zeros(n + 1, dtype=np.int64)
-    y1 = np.zeros(n + 1, dtype=np.int64)
-    np.minimum.at(x0, lab, xs)
-    np.minimum.at(y0, lab, ys)
-    np.maximum.at(x1, lab, xs + 1)
-    np.maximum.at(y1, lab, ys + 1)
-    parts = [Part([i], int(x0[i]), int(y0[i]), int(x1[i]), int(y1[i]), int(area[i])) for i in range(1, n + 1)]
+    boxes, area = component_boxes(labels, n)
+    parts = [Part([i + 1], *map(int, boxes[i]), int(area[i])) for i in range(n)]
     big_area = max(p.area for p in parts)
     big_height = max(p.height for p in parts)
     return [p for p in parts if p.area >= SPECK_AREA * big_area or p.height >= SPECK_HEIGHT * big_height]
 
 
 def _without_enclosures(parts: list[Part]) -> list[Part]:
-    """The parts without a loop drawn round the writing (a circled answer, a box drawn by hand): a
-    part whose box holds other parts, they from ENCLOSED[0] to ENCLOSED[1] of its height, and whose
-    ink is a thin line round a mostly empty box. No digit holds another digit (a dot inside a 0 is
-    too small to count, a 0's slash too tall)."""
-
-    def inside(q: Part, p: Part) -> bool:
-        return q is not p and p.x0 <= q.x0 and q.x1 <= p.x1 and p.y0 <= q.y0 and q.y1 <= p.y1
-
-    def encloses(p: Part) -> bool:
-        tallest = max((q.height for q in parts if inside(q, p)), default=0)
-        lo, hi = ENCLOSED
-        return lo * p.height <= tallest <= hi * p.height and p.area <= ENCLOSE_FILL * p.width * p.height
-
-    kept = [p for p in parts if not encloses(p)]
+    """The parts without a loop drawn round the writing (``components.loops_round_writing``)."""
+    boxes = np.array([[p.x0, p.y0, p.x1, p.y1] for p in parts]).reshape(-1, 4)
+    loops = loops_round_writing(boxes, np.array([p.area for p in parts]))
+    kept = [p for p, loop in zip(parts, loops, strict=True) if not loop]
     return kept or parts
 
 

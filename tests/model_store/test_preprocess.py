@@ -167,6 +167,22 @@ def test_a_thin_pen_line_on_a_large_photo_is_ink():
     assert min(scores) > 0.6 and np.median(scores) > 0.75, np.round(scores, 3)
 
 
+def test_a_loop_drawn_round_a_digit_is_taken_out():
+    """A circled answer: left in, the loop was the digit's box and the model read a 0 round a small mark."""
+
+    def page(d: int, circled: bool) -> bytes:
+        img = Image.new("L", (600, 600), 235)
+        draw = ImageDraw.Draw(img)
+        for stroke in digit_strokes(d, 0):
+            draw.line([(230 + 200 * x, 200 + 200 * y) for x, y in stroke], fill=30, width=12, joint="curve")
+        if circled:
+            draw.ellipse([120, 90, 470, 510], outline=30, width=10)
+        return png_bytes(img)
+
+    scores = [similarity(prep(page(d, True)), prep(page(d, False))) for d in range(10)]
+    assert min(scores) > 0.8 and np.median(scores) > 0.88, np.round(scores, 3)
+
+
 def test_isolated_specks_do_not_shrink_the_digit(digits):
     images, _ = digits
     for u8 in images:
