@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .rulings import MAX_TILT_DEG, mark_rows, runs, straightest_rows
+from .rulings import MAX_TILT_DEG, NUMBER_REACH, mark_rows, runs, straightest_rows
 
 EDGE_COVER = 0.9  # a guide has ink along at least this share of the crop's side
 MAX_THICK = 0.12  # and is at most this share of the crop's longer side thick (a marker's frame)
@@ -30,7 +30,6 @@ FRAME_OVERHANG = 0.03  # a box's sides run past the writing by this share (the w
 TOUCH_OVERHANG = 0.2  # a guide the writing touches: by this share, and touched this far from its ends
 # (a 2's base and a Z-like 2's top are joined at their ends); an underline is also longer than the
 # writing is tall (a 1's foot is short)
-NUMBER_REACH = 2.5  # a line this many times as long as the writing is tall runs under a whole number
 MAX_TICK = 0.5  # a comb field's ticks at a line's ends are at most this share of the crop tall
 MIN_REST = 0.1  # the writing holds at least this share of the ink (an empty box is a picture)
 OUTSIDE = 0.02  # at most this share of the ink lies beyond a guide (it is the crop's border)
@@ -49,7 +48,11 @@ SIDES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 def guides_removed(ink: np.ndarray, level: float) -> np.ndarray:
     """White-on-black crop of one digit -> the same without a box's sides or an underline (set to 0).
     ``level``: what counts as ink. Returns ``ink`` itself when it shows no guides."""
-    on = ink > level
+    return _guides_removed(ink, ink > level, level)
+
+
+def _guides_removed(ink: np.ndarray, on: np.ndarray, level: float) -> np.ndarray:
+    """``guides_removed`` with the ink's mask (``on``) already made."""
     if min(on.shape) < MIN_SIDE:
         return ink
     lines = {side: mask for side in SIDES if (mask := _edge_line(on, side)) is not None}
@@ -93,7 +96,7 @@ def page_guides_removed(ink: np.ndarray, level: float) -> np.ndarray:
         return ink
     box = np.s_[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
     crop = ink[box]
-    clean = guides_removed(crop, level)
+    clean = _guides_removed(crop, on[box], level)
     if clean is crop:
         return ink
     out = ink.copy()

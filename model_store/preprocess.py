@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 from PIL import Image, ImageFilter
 
-from .components import component_boxes, label_components, loops_round_writing
+from .components import component_boxes, grown, label_components, loops_round_writing
 from .decode import (
     FORMAT_NAMES,
     SUPPORTED_FORMATS,
@@ -580,9 +580,7 @@ def ink_to_mnist(ink: np.ndarray) -> np.ndarray:
     return _fitted(ink.astype(np.float32, copy=False), _denoised, loops=False)
 
 
-def _fitted(
-    x: np.ndarray, ink: Callable[[np.ndarray], tuple[np.ndarray, float]], loops: bool
-) -> np.ndarray:
+def _fitted(x: np.ndarray, ink: Callable[[np.ndarray], tuple[np.ndarray, float]], loops: bool) -> np.ndarray:
     """White-on-black picture -> MNIST-style (28, 28); ``ink`` takes the paper out (and its grain);
     ``loops``: a loop drawn round the digit is taken out too."""
     if x.shape == (SIZE, SIZE) and _median(_border(x)) < 0.05:
@@ -641,24 +639,15 @@ def _loop_removed(crop: np.ndarray) -> np.ndarray:
     loop's two sides and the digit between) is labelled: few digits do, and labelling costs ~0.1 ms."""
     on = crop > GUIDE_LEVEL
     h, w = on.shape
-    if min(h, w) < LOOP_MIN_SIDE or min(_crossings(on[h // 2]), _crossings(on[:, w // 2])) < LOOP_CROSSINGS:
+    crossings = min(runs(on[h // 2])[0].size, runs(on[:, w // 2])[0].size)  # runs of ink crossed
+    if min(h, w) < LOOP_MIN_SIDE or crossings < LOOP_CROSSINGS:
         return crop
     labels, n = label_components(on)
     loops = np.flatnonzero(loops_round_writing(*component_boxes(labels, n))) + 1
     if loops.size == 0:
         return crop
     loop = np.isin(labels, loops)
-    edge = loop.copy()
-    edge[1:] |= loop[:-1]
-    edge[:-1] |= loop[1:]
-    edge[:, 1:] |= edge[:, :-1].copy()
-    edge[:, :-1] |= edge[:, 1:].copy()
-    return np.where(edge & ~(on & ~loop), 0.0, crop)
-
-
-def _crossings(line: np.ndarray) -> int:
-    """How many separate runs of ink a row or column of a mask crosses."""
-    return int(np.count_nonzero(np.diff(line.astype(np.int8), prepend=0) == 1))
+    return np.where(grown(loop) & ~(on & ~loop), 0.0, crop)
 
 
 def preprocess_bytes(data: bytes, max_pixels: int) -> np.ndarray:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .components import component_boxes, label_components, loops_round_writing
+from .components import component_boxes, grown, label_components, loops_round_writing
 from .decode import ImageTooLarge, NoInk, decode_image, to_gray
 from .guides import page_guides_removed
 from .preprocess import GRAIN, GUIDE_LEVEL, MIN_FLOOR, ink_above_paper, ink_to_mnist, stroke_width
@@ -146,7 +146,7 @@ class Page:
         window = self.labels[y0:y1, x0:x1]
         keep = np.zeros(window.shape, dtype=bool)
         for p in parts:
-            mask = _grow(np.isin(window, p.labels))  # one pixel more: the antialiased edge
+            mask = grown(np.isin(window, p.labels))  # one pixel more: the antialiased edge
             between = p.within_cut(y0, y1, x0, x1)
             keep |= mask if between is None else mask & between  # a cut: this digit's side alone
         crop = np.pad(self.ink[y0:y1, x0:x1] * keep, MARGIN)
@@ -340,13 +340,3 @@ def piece_between(part: Part, mask: np.ndarray, left: Seam, right: Seam) -> Part
 
 def _rows_inked(mask: np.ndarray) -> int:
     return int(mask.any(axis=1).sum())
-
-
-def _grow(mask: np.ndarray) -> np.ndarray:
-    """A mask one pixel larger in the four directions."""
-    grown = mask.copy()
-    grown[1:] |= mask[:-1]
-    grown[:-1] |= mask[1:]
-    grown[:, 1:] |= mask[:, :-1]
-    grown[:, :-1] |= mask[:, 1:]
-    return grown

@@ -172,11 +172,27 @@ def photo_number(text: str, rng: np.random.Generator) -> np.ndarray:
     table = rng.uniform(0.15, 0.45)  # its brightness relative to the sheet's
     paper = table + (1.0 - table) * sheet_mask(width, height, rng)
     yy, xx = np.ogrid[0:height, 0:width]
-    light = 0.92 - rng.uniform(0.1, 0.3) * (xx / width + yy / height) / 2
-    photo = Image.fromarray(np.clip(255 * light * paper * (1 - 0.85 * canvas), 0, 255).astype(np.uint8))
-    photo = photo.filter(ImageFilter.GaussianBlur(rng.uniform(0.5, 1.5)))
-    grain = rng.normal(0, 3.0, (height, width))
-    return np.clip(np.asarray(photo, np.float32) + grain, 0, 255).astype(np.uint8)
+    return _photographed(paper, canvas, xx / width + yy / height, rng, 0.92, (0.1, 0.3), (0.5, 1.5), 3.0)
+
+
+def _photographed(
+    paper: np.ndarray,
+    ink: np.ndarray,
+    diagonal: np.ndarray,
+    rng: np.random.Generator,
+    light: float,
+    falloff: tuple[float, float],
+    blur: tuple[float, float],
+    grain: float,
+) -> np.ndarray:
+    """A page (its paper's shade, the pen's ink 0..1) as a phone photographs it, gray uint8: the light
+    ``light`` at the top left falling off by ``falloff`` (a range) along ``diagonal`` (0 there, 2 at the
+    bottom right), a camera blur of ``blur`` px (a range) and grain of ``grain`` gray levels."""
+    shade = light - rng.uniform(*falloff) * diagonal / 2
+    photo = Image.fromarray(np.clip(255 * shade * paper * (1 - 0.85 * ink), 0, 255).astype(np.uint8))
+    photo = photo.filter(ImageFilter.GaussianBlur(rng.uniform(*blur)))
+    noise = rng.normal(0, grain, paper.shape)
+    return np.clip(np.asarray(photo, np.float32) + noise, 0, 255).astype(np.uint8)
 
 
 def form_number(text: str, rng: np.random.Generator) -> np.ndarray:
@@ -271,11 +287,7 @@ def notebook_number(text: str, rng: np.random.Generator) -> np.ndarray:
     top = int(np.clip(top, 10, height - h - 10))
     canvas = np.zeros((height, width), np.float32)
     canvas[top : top + h, left : left + w] = ink
-    light = 0.95 - rng.uniform(0.05, 0.25) * (xx / width + yy / height) / 2
-    photo = Image.fromarray(np.clip(255 * light * paper * (1 - 0.85 * canvas), 0, 255).astype(np.uint8))
-    photo = photo.filter(ImageFilter.GaussianBlur(rng.uniform(0.4, 1.2)))
-    grain = rng.normal(0, 2.5, (height, width))
-    return np.clip(np.asarray(photo, np.float32) + grain, 0, 255).astype(np.uint8)
+    return _photographed(paper, canvas, xx / width + yy / height, rng, 0.95, (0.05, 0.25), (0.4, 1.2), 2.5)
 
 
 # ----------------------------------------------------------------------------------- mnist, fonts
