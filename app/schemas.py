@@ -224,8 +224,20 @@ class ReadDigit(Prediction):
     input: Image28 | None = Field(None, description="with ?return_input=true: the 28x28 image the model saw")
 
 
+class ReadMark(BaseModel):
+    mark: Literal[".", ",", ":", "-"] = Field(description="a decimal point, a comma, a colon or a minus sign")
+    box: list[int] = Field(
+        min_length=4, max_length=4, description="x0, y0, x1, y1 (exclusive) in the uploaded picture's pixels"
+    )
+    line: int = Field(description="line of writing, 0 at the top")
+
+
 class ReadResponse(BaseModel):
     model: str
-    text: str = Field(description="the digits' labels in reading order (lines joined by newlines)")
+    text: str = Field(
+        description="the digits' labels in reading order with the marks written between them (lines joined "
+        "by newlines): 12.5, 1,000, 12:30, -42"
+    )
     digits: list[ReadDigit]
+    marks: list[ReadMark] = Field(description="the punctuation in `text`, left to right")
     timing: Timing

@@ -24,6 +24,7 @@ import numpy as np
 
 from .components import row_runs
 from .decode import NoInk
+from .marks import Mark
 from .preprocess import stroke_width
 from .segment import DigitCrop, Page, Part, Seam, page_bytes, piece_between
 
@@ -127,6 +128,7 @@ class Candidates:
     spans: list[tuple[int, int, int]]  # (line, first piece, end piece exclusive) of each crop
     features: np.ndarray  # (n, 6): by the rules?, width, inked height, cut ink left/right, widest hole
     pieces: list[int]  # number of pieces per line
+    marks: list[Mark]  # punctuation between the digits (``model_store.marks``)
 
 
 def candidates_bytes(data: bytes, max_pixels: int, max_digits: int = 32, max_crops: int = 64) -> Candidates:
@@ -162,7 +164,9 @@ def candidates(page: Page, max_crops: int = 64) -> Candidates:
                 features.append(feats)
     if not crops:
         raise NoInk("no ink found: the picture is empty")
-    return Candidates(crops, spans, np.asarray(features).reshape(-1, 6), [len(ln.pieces) for ln in lines])
+    return Candidates(
+        crops, spans, np.asarray(features).reshape(-1, 6), [len(ln.pieces) for ln in lines], page.marks
+    )
 
 
 def choose(

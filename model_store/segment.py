@@ -12,13 +12,14 @@ already taken out).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .components import component_boxes, grown, label_components, loops_round_writing
 from .decode import ImageTooLarge, NoInk, decode_image, to_gray
 from .guides import page_guides_removed
+from .marks import Mark, find_marks
 from .preprocess import GRAIN, GUIDE_LEVEL, MIN_FLOOR, ink_above_paper, ink_to_mnist, stroke_width
 
 INK = 0.2  # ink-map level at which a pixel belongs to a stroke (antialiased edges are added back)
@@ -127,8 +128,9 @@ class Page:
     ink: np.ndarray  # (H, W) float32 0..1, white on black
     labels: np.ndarray  # (H, W) int32 component labels, 0 = paper
     lines: list[list[Part]]  # top to bottom; each the rule-based digits left to right
-    components: list[Part]  # every connected stroke, specks left out
+    components: list[Part]  # every connected stroke, specks and marks left out
     scale: tuple[float, float]  # picture pixels per ink pixel (x, y)
+    marks: list[Mark] = field(default_factory=list)  # punctuation between the digits (``marks``)
 
     def box(self, parts: list[Part]) -> tuple[int, int, int, int]:
         """x0, y0, x1, y1 of some parts together, in the picture's own pixels."""
@@ -162,21 +164,32 @@ def read_page(gray: np.ndarray, max_digits: int = 32, scale: tuple[float, float]
     labels, n = label_components(x > INK)
     if n == 0:
         raise NoInk("no ink found: the picture is empty")
-    parts = _parts(labels, n)
+    every = _parts(labels, n)
+    parts = _without_specks(every)
     # Labelling is linear in the pixels; merging is quadratic in the parts: refuse noise early.
     if len(parts) > 4 * max_digits:
         raise TooManyDigits(len(parts), max_digits)
     parts = _without_enclosures(parts)
-    groups = _merge_pieces([replace(p, labels=list(p.labels)) for p in parts])  # merging mutates
-    # A line of nothing but flat marks (the end of a ruling the picture's edge cut off, a stray dash
-    # far from the number) is no writing: cut up as touching digits it would be dozens of them.
-    tallest = max(p.height for p in groups)
-    writing = [line for line in _lines(groups) if max(p.height for p in line) >= SPECK_HEIGHT * tallest]
+    writing = _writing(parts)
+    found_marks = find_marks(every, writing, labels)
+    # The digits grouped again without the marks: a minus beside a 7 is not one of its strokes (most
+    # dots were specks, left out already).
+    taken = {p.labels[0] for _, mark_parts, _ in found_marks for p in mark_parts}
+    if any(p.labels[0] in taken for p in parts):
+        parts = [p for p in parts if p.labels[0] not in taken]
+        writing = _writing(parts)
     lines = [[p for q in line for p in split_touching(q, labels)] for line in writing]
     found = sum(len(line) for line in lines)
     if found > max_digits:
         raise TooManyDigits(found, max_digits)
-    return Page(x, labels, lines, parts, scale)
+    page = Page(x, labels, lines, parts, scale)
+    line_of = {label: i for i, line in enumerate(writing) for q in line for label in q.labels}
+    page.marks = [
+        Mark(char, page.box(mark_parts), line_of[anchor])
+        for char, mark_parts, anchor in found_marks
+        if anchor in line_of
+    ]
+    return page
 
 
 def page_bytes(data: bytes, max_pixels: int, max_digits: int = 32) -> Page:
@@ -221,9 +234,14 @@ def ink_map(gray: np.ndarray) -> np.ndarray:
 
 
 def _parts(labels: np.ndarray, n: int) -> list[Part]:
-    """One part per component, without the specks (dust, a pen touching the paper by mistake)."""
+    """One part per component."""
     boxes, area = component_boxes(labels, n)
-    parts = [Part([i + 1], *map(int, boxes[i]), int(area[i])) for i in range(n)]
+    return [Part([i + 1], *map(int, boxes[i]), int(area[i])) for i in range(n)]
+
+
+def _without_specks(parts: list[Part]) -> list[Part]:
+    """The parts without the specks (dust, a pen touching the paper by mistake; a decimal point too,
+    which ``marks`` looks for among all of them)."""
     big_area = max(p.area for p in parts)
     big_height = max(p.height for p in parts)
     return [p for p in parts if p.area >= SPECK_AREA * big_area or p.height >= SPECK_HEIGHT * big_height]
@@ -235,6 +253,15 @@ def _without_enclosures(parts: list[Part]) -> list[Part]:
     loops = loops_round_writing(boxes, np.array([p.area for p in parts]))
     kept = [p for p, loop in zip(parts, loops, strict=True) if not loop]
     return kept or parts
+
+
+def _writing(parts: list[Part]) -> list[list[Part]]:
+    """The parts grouped into digits, line by line. A line of nothing but flat marks (the end of a
+    ruling the picture's edge cut off, a stray dash far from the number) is no writing: cut up as
+    touching digits it would be dozens of them."""
+    groups = _merge_pieces([replace(p, labels=list(p.labels)) for p in parts])  # merging mutates
+    tallest = max(p.height for p in groups)
+    return [line for line in _lines(groups) if max(p.height for p in line) >= SPECK_HEIGHT * tallest]
 
 
 def _belongs(small: Part, big: Part) -> bool:

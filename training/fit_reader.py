@@ -26,7 +26,7 @@ from model_store.reading import TERMS, WEIGHTS, Candidates, Weights, best_path, 
 
 from .data import load_split
 from .evaluate import add_store_args, serving_heads
-from .numbers import FAMILIES, make_family
+from .numbers import DIGIT_FAMILIES, make_family
 from .read_eval import answer, split_all
 
 log = logging.getLogger("training")
@@ -145,7 +145,7 @@ def run_fit_reader(args: argparse.Namespace) -> Weights:
     mnist = (train.images[:, 0].numpy(), train.labels.numpy())  # read-eval's are the test digits
     widths = class_widths(*mnist)
     examples: list[Example] = []
-    for family in FAMILIES:
+    for family in DIGIT_FAMILIES:  # punctuation plays no part in choosing the digits
         samples = make_family(family, args.count, args.seed, mnist)
         pictures = split_all(samples)
         for head in heads.values():

@@ -11,11 +11,14 @@ Families, each a list of (gray uint8 picture, the number's text), 1-8 digits:
 - ``forms``: the pen strokes on a form: one digit per box of a row of boxes, per cell of a comb field, or
   the number written over an answer line;
 - ``notebook``: the pen strokes on a photographed school notebook page: lined or squared paper, a red
-  margin line down its side in most pages.
+  margin line down its side in most pages;
+- ``marks``: numbers with punctuation (12.5, 1,000, 3,5, -42, 12:30, 10-20), written with the pen or
+  typeset (one in four). The others are digits alone (``DIGIT_FAMILIES``: what ``fit-reader`` fits on).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -31,7 +34,8 @@ from .drawn import STROKE_FRACTION, draw_paths
 Stroke = list[tuple[float, float]]
 Sample = tuple[np.ndarray, str]
 
-FAMILIES = ("mnist", "strokes", "touching", "fonts", "photos", "forms", "notebook")
+DIGIT_FAMILIES = ("mnist", "strokes", "touching", "fonts", "photos", "forms", "notebook")
+FAMILIES = (*DIGIT_FAMILIES, "marks")
 PAD_HEIGHT = 280  # the wide pad on the page is 3:1 at this height
 PAD_WIDTH = 840
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
@@ -136,6 +140,45 @@ def stroke_number(text: str, rng: np.random.Generator, touching: bool = False) -
 def _hand_digits(text: str, rng: np.random.Generator) -> list[list[Stroke]]:
     """Each digit of ``text`` in a random variant (broken in half of them) and a person's hand."""
     return [_jitter(digit_strokes(int(c), int(rng.integers(2)), rng.random() < 0.5), rng) for c in text]
+
+
+def mark_strokes(mark: str, rng: np.random.Generator) -> list[Stroke]:
+    """A punctuation mark as a person writes it, in a digit's box (1 tall): a dot is a tap of the pen
+    (or a short tick), a comma a short stroke down from the baseline, a minus a dash halfway up."""
+
+    def dot(y: float) -> Stroke:
+        x, length, angle = rng.uniform(0, 0.03), rng.uniform(0.0, 0.04), rng.uniform(0, math.pi)
+        return [(x, y), (x + length * math.cos(angle), y + length * math.sin(angle) + 1e-3)]
+
+    if mark == ".":
+        return [dot(rng.uniform(0.94, 1.0))]
+    if mark == ",":
+        x, y = rng.uniform(0.03, 0.08), rng.uniform(0.9, 0.98)
+        return [[(x, y), (x - rng.uniform(0.02, 0.08), y + rng.uniform(0.14, 0.24))]]
+    if mark == ":":
+        return [dot(rng.uniform(0.3, 0.45)), dot(rng.uniform(0.92, 1.0))]
+    if mark == "-":
+        y, length = rng.uniform(0.42, 0.6), rng.uniform(0.25, 0.45)
+        return [[(0.0, y), (length, y + rng.uniform(-0.04, 0.04))]]
+    raise ValueError(f"no strokes for {mark!r}")
+
+
+def marked_number(text: str, rng: np.random.Generator) -> np.ndarray:
+    """A number with punctuation written with the pen on the wide pad, as pixels: the digits as in
+    ``stroke_number``, a mark a little apart from its neighbours (a dot never touches the digits)."""
+    width = STROKE_FRACTION * PAD_HEIGHT
+    glyphs = [_jitter(digit_strokes(int(c), int(rng.integers(2)), rng.random() < 0.5), rng) if c.isdigit()
+              else mark_strokes(c, rng) for c in text]  # fmt: skip
+    gaps = [
+        rng.uniform(0.25, 0.45) if not (a.isdigit() and b.isdigit()) else rng.uniform(0.12, 0.4)
+        for a, b in itertools.pairwise(text)
+    ]
+    total = sum(b - a for a, b in map(_extent, glyphs)) + sum(gaps)
+    height = min(rng.uniform(0.45, 0.62) * PAD_HEIGHT, (PAD_WIDTH - 2.5 * width) / total)
+    left = rng.uniform(1.2 * width, PAD_WIDTH - total * height - 1.2 * width)
+    top = rng.uniform(1.2 * width, PAD_HEIGHT - 1.25 * height - 1.2 * width)  # room for a comma's tail
+    pixels = _side_by_side(glyphs, gaps, left, top, height, rng)
+    return draw_strokes(pixels, (PAD_WIDTH, PAD_HEIGHT), width)
 
 
 def _side_by_side(
@@ -337,6 +380,31 @@ def random_number(rng: np.random.Generator, max_digits: int = 8) -> str:
     return "".join(str(d) for d in rng.integers(0, 10, n))
 
 
+def random_marked(rng: np.random.Generator) -> str:
+    """A number written with punctuation: a decimal (point or comma), thousands, a negative number, a
+    time of day or a range."""
+
+    def digits(n: int, lead: bool = True) -> str:
+        first = str(rng.integers(1, 10)) if lead and n > 1 else str(rng.integers(0, 10))
+        return first + "".join(str(d) for d in rng.integers(0, 10, n - 1))
+
+    kind = int(rng.integers(6))
+    if kind == 0:  # decimal point
+        return f"{digits(int(rng.integers(1, 4)))}.{digits(int(rng.integers(1, 3)), False)}"
+    if kind == 1:  # decimal comma
+        return f"{digits(int(rng.integers(1, 3)))},{digits(int(rng.integers(1, 3)), False)}"
+    if kind == 2:  # thousands
+        groups = [digits(3, False) for _ in range(int(rng.integers(1, 3)))]
+        return ",".join([digits(int(rng.integers(1, 4))), *groups])
+    if kind == 3:  # a negative number, whole or decimal
+        body = digits(int(rng.integers(1, 4)))
+        return f"-{body}" if rng.random() < 0.6 else f"-{body}.{digits(1, False)}"
+    if kind == 4:  # a time of day
+        return f"{rng.integers(0, 24)}:{rng.integers(0, 60):02d}"
+    a = int(rng.integers(1, 100))
+    return f"{a}-{a + int(rng.integers(1, 100))}"  # a range
+
+
 def make_family(
     family: str, count: int, seed: int = 0, mnist: tuple[np.ndarray, np.ndarray] | None = None
 ) -> list[Sample]:
@@ -359,10 +427,12 @@ def make_family(
         make = lambda t: form_number(t, rng)  # noqa: E731
     elif family == "notebook":
         make = lambda t: notebook_number(t, rng)  # noqa: E731
+    elif family == "marks":
+        make = lambda t: font_number(t, rng) if rng.random() < 0.25 else marked_number(t, rng)  # noqa: E731
     else:
         raise ValueError(f"unknown family {family!r}; choose from {FAMILIES}")
     out = []
     for _ in range(count):
-        text = random_number(rng)
+        text = random_marked(rng) if family == "marks" else random_number(rng)
         out.append((make(text), text))
     return out

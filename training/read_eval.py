@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from PIL import Image
 
+from model_store.marks import spell
 from model_store.preprocess import ImageError
 from model_store.reading import WEIGHTS, Candidates, Weights, candidates_bytes, choose
 from model_store.serving import ServingHead
@@ -78,15 +79,19 @@ def answer(head: ServingHead, pictures: list[Candidates | None], batch: int = 51
     return out
 
 
-def text_of(rows: np.ndarray, chosen: list[int], num_classes: int) -> str:
-    return "".join(str(int(rows[i, :num_classes].argmax())) for i in chosen)
+def text_of(cands: Candidates, rows: np.ndarray, chosen: list[int], num_classes: int) -> str:
+    """The text ``/read`` answers: the chosen crops' classes and the marks between them."""
+    digits = [
+        (str(int(rows[i, :num_classes].argmax())), cands.crops[i].box, cands.crops[i].line) for i in chosen
+    ]
+    return spell(digits, cands.marks)[0]
 
 
 def read(head: ServingHead, pictures: list[Candidates | None], weights: Weights = WEIGHTS) -> list[str]:
     """The text the model reads in each picture, each picture's reading chosen from its own rows."""
     return [
         "" if cands is None or rows is None
-        else text_of(rows, choose(cands, rows, head.digit_threshold, weights), head.num_classes)
+        else text_of(cands, rows, choose(cands, rows, head.digit_threshold, weights), head.num_classes)
         for cands, rows in zip(pictures, answer(head, pictures), strict=True)
     ]  # fmt: skip
 

@@ -14,6 +14,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from model_store.marks import spell
 from model_store.reading import Candidates, choose
 
 from ..deps import path_and_flag, query_flag
@@ -59,8 +60,11 @@ async def read_number(request: Request) -> JSONResponse:
         if return_input:
             digit["input"] = crop.pixels.tolist()
         digits.append(digit)
-    text = "\n".join(
-        "".join(d["label"] for d in digits if d["line"] == line)
-        for line in range(max((d["line"] for d in digits), default=-1) + 1)
-    )
-    return JSONResponse({"model": served.name, "text": text, "digits": digits, "timing": answer.timing()})
+    text, marks = spell([(d["label"], d["box"], d["line"]) for d in digits], cands.marks)
+    return JSONResponse({
+        "model": served.name,
+        "text": text,
+        "digits": digits,
+        "marks": [{"mark": m.char, "box": list(m.box), "line": m.line} for m in marks],
+        "timing": answer.timing(),
+    })  # fmt: skip

@@ -120,7 +120,15 @@ export class ModelPanel {
     const chosen = digits[Math.min(index, digits.length - 1)];
     if (!chosen) return this.setError("No digits found", generation);
     this.setResult({ ...chosen, timing: data.timing }, rtt, generation);
-    const text = digits.map((d) => (d.is_digit === false ? "?" : d.label)).join("");
+    // The digits and the marks between them (12.5, -42, 12:30), line by line, left to right.
+    const glyph = (item, text) => ({ line: item.line, x: (item.box[0] + item.box[2]) / 2, text });
+    const text = [
+      ...digits.map((d) => glyph(d, d.is_digit === false ? "?" : d.label)),
+      ...(data.marks || []).map((m) => glyph(m, m.mark)),
+    ]
+      .sort((a, b) => a.line - b.line || a.x - b.x)
+      .map((g) => g.text)
+      .join("");
     this.digit.textContent = text;
     this.digit.dataset.long = String(text.length > 2);
     this.digit.setAttribute("aria-label", `${this.name} reads`);

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from PIL import Image, ImageDraw
 
 from testkit.reference import reference_probabilities
-from training.numbers import stroke_number
+from training.numbers import marked_number, stroke_number
 
 from .conftest import CNN, VIT, png_bytes
 
@@ -29,7 +29,7 @@ def test_read_multipart_returns_every_digit_left_to_right(client: TestClient, na
     digits = body["digits"]
     # Random weights: the model chooses among the ways to split, so only the shape of the answer holds.
     assert 1 <= len(digits) <= 8
-    assert body["text"] == "".join(d["label"] for d in digits)
+    assert body["text"] == "".join(d["label"] for d in digits) and body["marks"] == []
     xs = [d["box"][0] for d in digits]
     assert xs == sorted(xs)
     for d in digits:
@@ -56,6 +56,21 @@ def test_trained_models_read_drawn_numbers_exactly(
     )
     assert r.status_code == 200, r.text
     assert r.json()["text"] == text
+
+
+@pytest.mark.parametrize("name", ["cnn-mnist", "vit-mnist"])
+@pytest.mark.parametrize("text", ["12.5", "-42", "1,000", "12:30", "0,75", "10-20"])
+def test_trained_models_read_punctuation_between_digits(reader: TestClient, name: str, text: str) -> None:
+    picture = png_bytes(marked_number(text, np.random.default_rng(0)))
+    r = reader.post(f"/v1/models/{name}/read", content=picture, headers={"Content-Type": "image/png"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["text"] == text
+    assert [m["mark"] for m in body["marks"]] == [c for c in text if not c.isdigit()]
+    digit_boxes = [d["box"] for d in body["digits"]]
+    for mark in body["marks"]:  # in a gap: no digit's box takes in a mark's middle
+        middle = (mark["box"][0] + mark["box"][2]) / 2
+        assert mark["line"] == 0 and not any(x0 < middle < x1 for x0, _, x1, _ in digit_boxes)
 
 
 def notebook_jpeg(text: str, seed: int, turn: float = 0.0) -> bytes:

@@ -448,3 +448,20 @@ def test_whole_number_is_read_by_every_model_with_a_box_per_digit(page_session, 
     page.screenshot(path=str(artifacts_dir / "number-desktop.png"), animations="disabled")
     page.set_viewport_size({"width": 390, "height": 844})
     page.screenshot(path=str(artifacts_dir / "number-phone.png"), animations="disabled", full_page=True)
+
+
+def test_a_decimal_point_written_on_the_pad_is_shown_between_the_digits(page_session, service):
+    """2.5 on the wide pad: two digit boxes, and the page shows the point between them."""
+    from training.numbers import digit_strokes
+
+    page = page_session.page
+    page.get_by_test_id("mode-number").check()
+    strokes = [[(0.25 + 0.2 * x, 0.2 + 0.6 * y) for x, y in s] for s in digit_strokes(2)]
+    strokes.append([(0.43, 0.2 + 0.6 * 0.97)])  # a tap of the pen: the pad draws a dot
+    strokes += [[(0.5 + 0.2 * x, 0.2 + 0.6 * y) for x, y in s] for s in digit_strokes(5)]
+    draw(page, strokes)
+    results = settle(page, service.names)
+    assert page.locator(".digit-box").count() == 2
+    for name in service.names:
+        if service.trained:
+            assert results[name] == "2.5", f"{name} read {results[name]}"
