@@ -26,7 +26,7 @@ from .components import row_runs
 from .decode import NoInk
 from .marks import Mark
 from .preprocess import stroke_width
-from .segment import DigitCrop, Page, Part, Seam, page_bytes, piece_between
+from .segment import FLAT, DigitCrop, Page, Part, Seam, page_bytes, piece_between
 
 MAX_RUN = 4  # pieces a run of neighbours may join (a 4 in two strokes, cut again where it touches)
 CUT_FROM = 0.5  # strokes wider than this (times the line's height) may be touching digits ...
@@ -300,14 +300,16 @@ def _seams(mask: np.ndarray, height: float) -> _Seams:
 
 def _height(page: Page, rules: list[Part]) -> float:
     """The line's digit height: the median of its rule-based digits, each as tall as the strokes it
-    was cut from (a cut's piece of one broad digit, trimmed to its rows, is shorter than the digit)."""
+    was cut from (a cut's piece of one broad digit, trimmed to its rows, is shorter than the digit),
+    leaving out those under FLAT of the tallest (the bars of an equals sign are no digits' height)."""
     extent = {c.labels[0]: (c.y0, c.y1) for c in page.components}
 
     def full(part: Part) -> int:
         rows = [extent[label] for label in part.labels if label in extent]
         return max(y1 for _, y1 in rows) - min(y0 for y0, _ in rows) if rows else part.height
 
-    return float(np.median([full(p) for p in rules]))
+    heights = np.array([full(p) for p in rules])
+    return float(np.median(heights[heights >= FLAT * heights.max()]))
 
 
 def _strokes(page: Page, rules: list[Part], height: float) -> list[_Stroke]:

@@ -34,7 +34,8 @@ LINE_OVERLAP = 0.4  # digits whose rows overlap by this share of the shorter one
 NARROW = 0.7  # a part at most this wide (times its height) is one digit
 BRIDGE = 1.6  # touching digits meet in a column of at most this many stroke widths of ink ...
 PIECE_TALL = 0.6  # ... with a digit at least this share of the part's height on either side
-SPLIT_ASPECT = 1.1  # wider than this times its height: touching digits, however they meet
+SPLIT_ASPECT = 1.1  # wider than this times its height: touching digits, however they meet ...
+FLAT = 0.5  # ... unless it is under this share of its line's tallest part (a dash)
 MARGIN = 2  # zero pixels around each digit's crop (the fit reads the paper from the border)
 
 
@@ -178,7 +179,7 @@ def read_page(gray: np.ndarray, max_digits: int = 32, scale: tuple[float, float]
     if any(p.labels[0] in taken for p in parts):
         parts = [p for p in parts if p.labels[0] not in taken]
         writing = _writing(parts)
-    lines = [[p for q in line for p in split_touching(q, labels)] for line in writing]
+    lines = [_split_line(line, labels) for line in writing]
     found = sum(len(line) for line in lines)
     if found > max_digits:
         raise TooManyDigits(found, max_digits)
@@ -262,6 +263,13 @@ def _writing(parts: list[Part]) -> list[list[Part]]:
     groups = _merge_pieces([replace(p, labels=list(p.labels)) for p in parts])  # merging mutates
     tallest = max(p.height for p in groups)
     return [line for line in _lines(groups) if max(p.height for p in line) >= SPECK_HEIGHT * tallest]
+
+
+def _split_line(line: list[Part], labels: np.ndarray) -> list[Part]:
+    """A line's parts with touching digits cut apart. A part much shorter than the line's tallest (a
+    dash, an equals sign's bar) is no pair of digits: cut up, its slivers would set the line's height."""
+    tallest = max(p.height for p in line)
+    return [p for q in line for p in (split_touching(q, labels) if q.height >= FLAT * tallest else [q])]
 
 
 def _belongs(small: Part, big: Part) -> bool:

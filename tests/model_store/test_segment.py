@@ -270,3 +270,14 @@ def test_crops_are_fitted_as_to_mnist_fits_them(family: str, monkeypatch: pytest
                 ink_to_mnist(crop)
             continue
         np.testing.assert_array_equal(ink_to_mnist(crop), expected)
+
+
+def test_a_dash_is_not_cut_up_as_touching_digits() -> None:
+    # An equals sign's bars are wider than tall, like touching digits; cut up, their slivers made the
+    # line's height and the whole line read as 1s.
+    equals = [[(0.0, 0.4), (0.5, 0.4)], [(0.0, 0.62), (0.5, 0.62)]]
+    page = read_page(write([equals, digit_strokes(7)], [0.3, 1.2]))
+    (line,) = page.lines
+    assert len(line) == 3  # each bar whole, and the 7
+    seven = max(line, key=lambda p: p.height)
+    assert reading_module._height(page, line) == seven.height
