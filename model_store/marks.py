@@ -43,7 +43,7 @@ COMMA_TALL = 1.75  # ... and ends on the baseline or under it, at least this tal
 COMMA_DEEP = 4.0  # ... counting this many for every line height its end reaches under the baseline (a
 # dot is about one stroke width across and sits on the baseline)
 MINUS_LENGTH = (0.25, 1.2)  # a minus is this long (times h) ...
-MINUS_FLAT = 1.8  # ... at least this many times longer than it is high
+MINUS_FLAT = 1.5  # ... at least this many times longer than it is high
 MINUS_THICK = 2.5  # ... and at most this many stroke widths high (one stroke)
 MINUS_REACH = 1.0  # a sign is at most this far (times h) before its number's first digit
 FREE = 0.35  # at most this share of a mark's columns may lie over a digit's
