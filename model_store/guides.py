@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .rulings import MAX_TILT_DEG, NUMBER_REACH, mark_rows, runs, straightest_rows
+from .rulings import MAX_TILT_DEG, NUMBER_REACH, RULING_TILT_DEG, mark_rows, runs, straightest_rows
 
 EDGE_COVER = 0.9  # a guide has ink along at least this share of the crop's side
 MAX_THICK = 0.12  # and is at most this share of the crop's longer side thick (a marker's frame)
@@ -35,6 +35,8 @@ MIN_REST = 0.1  # the writing holds at least this share of the ink (an empty box
 OUTSIDE = 0.02  # at most this share of the ink lies beyond a guide (it is the crop's border)
 MIN_SIDE = 24  # smaller crops are taken as they are
 WALL_COVER = 0.9  # a side between boxes has ink along this share of the rows between their lines
+STRAIGHT_SHARE, STRAIGHT_PX = 0.7, 3.0  # a line searched at a photo's tilt: this share of its edge
+# lies within this many pixels of a straight line
 
 # Each side seen as the top rows of a view of the crop (views: writing through one writes the crop).
 SIDES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
@@ -51,18 +53,23 @@ def guides_removed(ink: np.ndarray, level: float) -> np.ndarray:
     return _guides_removed(ink, ink > level, level)
 
 
-def _guides_removed(ink: np.ndarray, on: np.ndarray, level: float) -> np.ndarray:
-    """``guides_removed`` with the ink's mask (``on``) already made."""
+def _guides_removed(ink: np.ndarray, on: np.ndarray, level: float, tilt: float = MAX_TILT_DEG) -> np.ndarray:
+    """``guides_removed`` with the ink's mask (``on``) already made, lines searched within ``tilt``
+    degrees of level."""
     if min(on.shape) < MIN_SIDE:
         return ink
-    lines = {side: mask for side in SIDES if (mask := _edge_line(on, side)) is not None}
+    across = ("top", "bottom")
+    lines = {side: mask for side in across if (mask := _edge_line(on, side, tilt)) is not None}
+    if tilt > MAX_TILT_DEG and not lines:  # a turned form is told by its lines across (see below)
+        return ink
+    lines |= {side: mask for side in ("left", "right") if (mask := _edge_line(on, side, tilt)) is not None}
     if not lines:
         return ink
     rest = on.copy()
     for mask in lines.values():
         rest &= ~mask
     # A row of boxes: the sides between them run from the top line to the bottom one.
-    walls = _walls(ink > level / 3, lines, rest) if {"top", "bottom"} <= lines.keys() else None
+    walls = _walls(ink > level / 3, lines, rest, tilt) if {"top", "bottom"} <= lines.keys() else None
     if walls is not None:
         rest &= ~walls
     if rest.sum() < MIN_REST * on.sum():
@@ -73,6 +80,8 @@ def _guides_removed(ink: np.ndarray, on: np.ndarray, level: float) -> np.ndarray
         for side, e in ends.items()
         if (e.overhang >= FRAME_OVERHANG and _apart_or_inside(e)) or e.reach >= NUMBER_REACH
     }
+    if tilt > MAX_TILT_DEG and not frame & set(across):
+        frame = set()  # slanted lines down both sides alone are as likely a 1 and a 4's stem
     if {"top", "bottom"} <= frame or {"left", "right"} <= frame or len(frame) >= 3:
         guides = [lines[side] for side in frame]
         if walls is not None and {"top", "bottom"} <= frame:  # a row of boxes: every side between
@@ -97,6 +106,8 @@ def page_guides_removed(ink: np.ndarray, level: float) -> np.ndarray:
     box = np.s_[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
     crop = ink[box]
     clean = _guides_removed(crop, on[box], level)
+    if clean is crop:  # none within a scan's tilt: a form photographed by hand is turned further
+        clean = _guides_removed(crop, on[box], level, RULING_TILT_DEG)
     if clean is crop:
         return ink
     out = ink.copy()
@@ -104,22 +115,26 @@ def page_guides_removed(ink: np.ndarray, level: float) -> np.ndarray:
     return out
 
 
-def _edge_line(on: np.ndarray, side: str) -> np.ndarray | None:
-    """The pixels of a straight line along one side of the crop, spanning it end to end; None if none."""
+def _edge_line(on: np.ndarray, side: str, tilt: float) -> np.ndarray | None:
+    """The pixels of a straight line along one side of the crop, spanning it end to end (within ``tilt``
+    degrees of the side); None if none."""
     view = SIDES[side](on)
     h, w = view.shape
     thick = max(3, int(MAX_THICK * max(h, w))) + 2  # +2: a row of each side is counted in (cover)
-    drift = int(math.ceil(math.tan(math.radians(MAX_TILT_DEG)) * w)) + 1
+    drift = int(math.ceil(math.tan(math.radians(tilt)) * w)) + 1
     band = view[: min(h, 2 * drift + thick)]
     # Cheap to rule out first: a guide puts ink in every column of the band, and the ink's outer edge
     # (nothing lies beyond the guide) is straight: within the tilt's drift but in the guide's gaps.
     inked = band.any(axis=0)
     if inked.mean() < EDGE_COVER:
         return None
-    edge = np.sort(band[:, inked].argmax(axis=0))
+    first_ink = band[:, inked].argmax(axis=0)
+    edge = np.sort(first_ink)
     if edge[int(EDGE_COVER * edge.size) - 1] - edge[0] > drift + 2:
         return None
-    shift, cover, reach = straightest_rows(band)
+    if tilt > MAX_TILT_DEG and not _straight(np.flatnonzero(inked), first_ink):
+        return None  # the wide drift lets the tops of digits through: a turned line's edge is straight
+    shift, cover, reach = straightest_rows(band, tilt)
     starts, lasts = runs(cover >= EDGE_COVER)
     if starts.size == 0:
         return None
@@ -135,7 +150,16 @@ def _edge_line(on: np.ndarray, side: str) -> np.ndarray | None:
     return mask & on
 
 
-def _walls(faint: np.ndarray, lines: dict[str, np.ndarray], rest: np.ndarray) -> np.ndarray | None:
+def _straight(cols: np.ndarray, rows: np.ndarray) -> bool:
+    """Whether most of the points (a line's edge: its first row in each column) lie on one straight
+    line, within a pixel or two."""
+    slope, at = np.polyfit(cols, rows, 1)
+    return float(np.quantile(np.abs(rows - (slope * cols + at)), STRAIGHT_SHARE)) <= STRAIGHT_PX
+
+
+def _walls(
+    faint: np.ndarray, lines: dict[str, np.ndarray], rest: np.ndarray, tilt: float
+) -> np.ndarray | None:
     """The sides between a row of boxes: thin straight lines across the crop from its top line to its
     bottom one, which writing in a box never is. Traced on the faint ink too (``faint``: a picture
     reduced for reading leaves a printed side a fraction of a pixel wide). None if there are none, or
@@ -150,7 +174,7 @@ def _walls(faint: np.ndarray, lines: dict[str, np.ndarray], rest: np.ndarray) ->
             between &= ~lines[side][r0:r1]
     view = between.T
     h, w = view.shape
-    shift, cover, reach = straightest_rows(view)
+    shift, cover, reach = straightest_rows(view, tilt)
     line = int(np.median(lines["top"].sum(axis=0)[lines["top"].any(axis=0)]))  # its thickness
     mask = np.zeros_like(faint)
     cols = np.arange(w)

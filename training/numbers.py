@@ -13,7 +13,10 @@ Families, each a list of (gray uint8 picture, the number's text), 1-8 digits:
 - ``notebook``: the pen strokes on a photographed school notebook page: lined or squared paper, a red
   margin line down its side in most pages;
 - ``marks``: numbers with punctuation (12.5, 1,000, 3,5, -42, 12:30, 10-20), written with the pen or
-  typeset (one in four). The others are digits alone (``DIGIT_FAMILIES``: what ``fit-reader`` fits on).
+  typeset (one in four);
+- ``turned_forms``: ``forms`` photographed turned 2-8 degrees either way.
+
+``fit-reader`` fits on ``DIGIT_FAMILIES``: digits alone, on level pages.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ Stroke = list[tuple[float, float]]
 Sample = tuple[np.ndarray, str]
 
 DIGIT_FAMILIES = ("mnist", "strokes", "touching", "fonts", "photos", "forms", "notebook")
-FAMILIES = (*DIGIT_FAMILIES, "marks")
+FAMILIES = (*DIGIT_FAMILIES, "marks", "turned_forms")
 PAD_HEIGHT = 280  # the wide pad on the page is 3:1 at this height
 PAD_WIDTH = 840
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
@@ -290,6 +293,14 @@ def form_number(text: str, rng: np.random.Generator) -> np.ndarray:
     return np.asarray(page)
 
 
+def turned(picture: np.ndarray, degrees: float) -> np.ndarray:
+    """A picture turned counter-clockwise (a page photographed at a slant), the corners it uncovers
+    filled with its paper's shade."""
+    img = Image.fromarray(picture).rotate(degrees, Image.Resampling.BILINEAR, expand=True,
+                                          fillcolor=int(np.median(picture)))  # fmt: skip
+    return np.asarray(img)
+
+
 def notebook_number(text: str, rng: np.random.Generator) -> np.ndarray:
     """The pen-stroke number on a school notebook's page, photographed by hand (1000x700, the digits
     10-20% of its height, the page turned up to 6 degrees): lined paper (squared in four pages of ten),
@@ -427,6 +438,8 @@ def make_family(
         make = lambda t: form_number(t, rng)  # noqa: E731
     elif family == "notebook":
         make = lambda t: notebook_number(t, rng)  # noqa: E731
+    elif family == "turned_forms":
+        make = lambda t: turned(form_number(t, rng), rng.uniform(2.0, 8.0) * rng.choice([-1, 1]))  # noqa: E731
     elif family == "marks":
         make = lambda t: font_number(t, rng) if rng.random() < 0.25 else marked_number(t, rng)  # noqa: E731
     else:
