@@ -10,11 +10,11 @@ the pen's stroke width):
     :  two dots one over the other, the upper one about halfway up the digits
     -  a flat stroke of one pen width halfway up the digits, MINUS_LENGTH h long
 
-each at least PEN_MADE w thick (thinner is dust or a printed tick) and standing in a gap between two
-digits (a minus also just before the first digit). Anything else small (a full stop after the number, a
-piece of a digit over its columns) is no mark: it is left to the digits' grouping as before. ``spell``
-puts the marks between the digits the reading chose; a mark left at the start or the end of a line of
-digits is not read. The thresholds were set on the ``marks`` family of ``training.numbers``.
+each drawn with the pen (PEN_MADE, PEN_STROKE: thinner is dust or a printed tick) and standing in a gap
+between two digits (a minus also just before the first digit). Anything else small (a full stop after
+the number, a piece of a digit over its columns) is no mark: it is left to the digits' grouping as
+before. ``spell`` puts the marks between the digits the reading chose; a mark left at the start or the
+end of a line of digits is not read. The thresholds were set on the ``marks`` family of ``training.numbers``.
 """
 
 from __future__ import annotations
@@ -47,7 +47,9 @@ MINUS_FLAT = 1.5  # ... at least this many times longer than it is high
 MINUS_THICK = 2.5  # ... and at most this many stroke widths high (one stroke)
 MINUS_REACH = 1.0  # a sign is at most this far (times h) before its number's first digit
 FREE = 0.35  # at most this share of a mark's columns may lie over a digit's
-PEN_MADE = 0.6  # every mark is at least this many stroke widths thick (thinner: dust, a printed tick)
+PEN_MADE = 0.6  # every mark's box is at least this many stroke widths across (less: dust) ...
+PEN_STROKE = 0.35  # ... and its own stroke this many (a dot's is about half its size; a printed tick's
+# with a bit of its line is a pixel)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +119,7 @@ def find_marks(
             continue
         bodies = {c.labels[0] for comps in metrics.digits for c in comps if c.height >= BODY * metrics.height}
         near = [c for c in components if c.labels[0] not in bodies and _near(c, metrics)]
-        near = [c for c in near if min(c.width, c.height) >= PEN_MADE * metrics.pen]
+        near = [c for c in near if _pen_made(c, labels, metrics.pen)]
         for char, parts in _marks(near, metrics):
             if not taken & {p.labels[0] for p in parts}:
                 taken |= {p.labels[0] for p in parts}
@@ -140,6 +142,15 @@ def _metrics(groups: list[list[Part]], labels: np.ndarray) -> _Metrics | None:
     return _Metrics(
         sorted(digits, key=lambda g: min(c.x0 for c in g)), top, base, height, float(np.median(widths))
     )
+
+
+def _pen_made(c: Part, labels: np.ndarray, pen: float) -> bool:
+    """Whether a component is as thick as the pen makes it: its box and its stroke (a printed tick
+    with a bit of its line, a hair of dust, is a pixel thick however long)."""
+    if min(c.width, c.height) < PEN_MADE * pen:
+        return False
+    mask = np.pad(labels[c.y0 : c.y1, c.x0 : c.x1] == c.labels[0], 1)
+    return stroke_width(mask) >= PEN_STROKE * pen
 
 
 def _near(c: Part, m: _Metrics) -> bool:

@@ -96,3 +96,13 @@ def test_spell_puts_marks_between_the_chosen_digits() -> None:
     assert kept == [inside, sign]
     # Only a minus stands before the first digit; a mark on a line without digits is not read.
     assert spell(digits[:1], [Mark(",", (-9, 0, -5, 10), 0), Mark(".", box(3, 5), 2)]) == ("1", [])
+
+
+def test_a_printed_tick_with_a_bit_of_its_line_is_no_comma() -> None:
+    # A comb field's tick standing on a faint line, left between two digits when the line broke up:
+    # as tall as a comma and in the same place, but a pixel thick.
+    gray = write([digit_strokes(7), digit_strokes(9)], [0.3, 1.3])
+    x0, y = int(1.05 * HEIGHT), int(60 + 1.1 * HEIGHT)
+    gray[y - 25 : y, x0] = 0.0  # the tick
+    gray[y, x0 - 8 : x0 + 9] = 0.0  # its bit of line
+    assert read_page(gray).marks == []
