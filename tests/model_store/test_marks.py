@@ -11,14 +11,15 @@ from model_store.decode import to_gray
 from model_store.marks import Mark, spell
 from model_store.segment import read_page
 from testkit.digits import HEIGHT, write
-from training.numbers import digit_strokes, make_family
+from training.numbers import digit_strokes, draw_strokes, make_family
 
 Stroke = list[tuple[float, float]]
 DOT: list[Stroke] = [[(0.0, 0.97), (0.005, 0.975)]]  # a tap of the pen on the baseline
 COMMA: list[Stroke] = [[(0.06, 0.9), (0.0, 1.2)]]  # from the baseline down
 COLON: list[Stroke] = [[(0.0, 0.4), (0.005, 0.405)], [(0.0, 0.97), (0.005, 0.975)]]
 MINUS: list[Stroke] = [[(0.0, 0.5), (0.4, 0.5)]]
-GLYPHS = {".": DOT, ",": COMMA, ":": COLON, "-": MINUS}
+LOW_DOT: list[Stroke] = [[(0.0, 1.03), (0.005, 1.035)]]  # a point a little under the baseline
+GLYPHS = {".": DOT, ",": COMMA, ":": COLON, "-": MINUS, "_": LOW_DOT}
 
 
 def written(text: str) -> np.ndarray:
@@ -32,11 +33,11 @@ def written(text: str) -> np.ndarray:
     return write(glyphs, lefts, size=(max(840, int((x + 0.3) * HEIGHT)), 280))
 
 
-@pytest.mark.parametrize("text", ["12.5", "3,5", "12:30", "-42", "10-20", "1,000.25", "-0.5"])
+@pytest.mark.parametrize("text", ["12.5", "3,5", "12:30", "-42", "10-20", "1,000.25", "-0.5", "1_5"])
 def test_marks_between_digits_are_found_in_order(text: str) -> None:
     page = read_page(written(text))
     marks = sorted(page.marks, key=lambda m: m.x)
-    assert [m.char for m in marks] == [c for c in text if not c.isdigit()]
+    assert [m.char for m in marks] == [{"_": "."}.get(c, c) for c in text if not c.isdigit()]
     assert all(m.line == 0 for m in marks)
     # The digits are read without them: one rule-based digit per digit, none holding a mark's ink.
     digits = page.lines[0]
@@ -54,7 +55,8 @@ def test_a_minus_beside_a_digit_is_not_one_of_its_strokes() -> None:
 
 @pytest.mark.parametrize(
     "case",
-    ["full stop after the number", "dust thinner than the pen", "a dash far before the number",
+    ["full stop after the number", "dust thinner than the pen", "a speck smaller than the pen",
+     "a dash far before the number",
      "an equals sign", "a dot over a digit's columns"],
 )  # fmt: skip
 def test_what_is_no_mark(case: str) -> None:
@@ -65,6 +67,11 @@ def test_what_is_no_mark(case: str) -> None:
         gray = write([one, two], [0.3, 1.2])
         y, x = int(60 + 0.97 * HEIGHT), int(0.95 * HEIGHT)
         gray[y : y + 3, x : x + 3] = 0.0  # a 3-px speck in the gap, on the baseline
+    elif case == "a speck smaller than the pen":  # small writing (MNIST's size): a 2x4 px fragment
+        strokes = [[(12 + 40 * x, 10 + 40 * y) for x, y in s] for s in one]
+        strokes += [[(40 + 40 * x, 10 + 40 * y) for x, y in s] for s in two]
+        gray = draw_strokes(strokes, (90, 60), 4.0) / 255.0
+        gray[46:50, 33:35] = 0.0
     elif case == "a dash far before the number":
         gray = write([MINUS, one, two], [0.3, 2.2, 2.9])
     elif case == "an equals sign":
