@@ -170,8 +170,7 @@ def marked_number(text: str, rng: np.random.Generator) -> np.ndarray:
     """A number with punctuation written with the pen on the wide pad, as pixels: the digits as in
     ``stroke_number``, a mark a little apart from its neighbours (a dot never touches the digits)."""
     width = STROKE_FRACTION * PAD_HEIGHT
-    glyphs = [_jitter(digit_strokes(int(c), int(rng.integers(2)), rng.random() < 0.5), rng) if c.isdigit()
-              else mark_strokes(c, rng) for c in text]  # fmt: skip
+    glyphs = [_hand_digits(c, rng)[0] if c.isdigit() else mark_strokes(c, rng) for c in text]
     gaps = [
         rng.uniform(0.25, 0.45) if not (a.isdigit() and b.isdigit()) else rng.uniform(0.12, 0.4)
         for a, b in itertools.pairwise(text)
