@@ -3,7 +3,8 @@
 The picture is split by ``model_store.reading`` on a worker thread into every plausible digit (the
 alternative ways to merge broken strokes and cut touching ones); all of them go to the model's batcher
 in one submission, so a number costs one forward pass, and ``choose`` keeps the reading the model
-finds most convincing.
+finds most convincing. The punctuation found between the digits (``model_store.marks``: a decimal point,
+a comma, a colon, a minus) is spelled into ``text`` and listed in ``marks``.
 """
 
 from __future__ import annotations
