@@ -58,9 +58,9 @@ def _guides_removed(ink: np.ndarray, on: np.ndarray, level: float, tilt: float =
     degrees of level."""
     if min(on.shape) < MIN_SIDE:
         return ink
-    across = ("top", "bottom")
+    turned, across = tilt > MAX_TILT_DEG, ("top", "bottom")
     lines = {side: mask for side in across if (mask := _edge_line(on, side, tilt)) is not None}
-    if tilt > MAX_TILT_DEG and not lines:  # a turned form is told by its lines across (see below)
+    if turned and not lines:  # a turned form is told by its lines across (see below)
         return ink
     lines |= {side: mask for side in ("left", "right") if (mask := _edge_line(on, side, tilt)) is not None}
     if not lines:
@@ -80,7 +80,7 @@ def _guides_removed(ink: np.ndarray, on: np.ndarray, level: float, tilt: float =
         for side, e in ends.items()
         if (e.overhang >= FRAME_OVERHANG and _apart_or_inside(e)) or e.reach >= NUMBER_REACH
     }
-    if tilt > MAX_TILT_DEG and not frame & set(across):
+    if turned and not frame & set(across):
         frame = set()  # slanted lines down both sides alone are as likely a 1 and a 4's stem
     if {"top", "bottom"} <= frame or {"left", "right"} <= frame or len(frame) >= 3:
         guides = [lines[side] for side in frame]

@@ -19,6 +19,7 @@ end of a line of digits is not read. The thresholds were set on the ``marks`` fa
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -63,20 +64,33 @@ class Mark:
         return (self.box[0] + self.box[2]) / 2
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class _Metrics:
-    """One line of digits: each digit's components as grouped, the digits' top, baseline and height,
-    and the pen's width."""
+    """One line of digits: each digit's components as grouped, its bodies (the components at least
+    BODY of the tallest one's height), the digits' top, baseline, height and extent, and the pen's width
+    (measured only when a line has a candidate mark: most have none)."""
 
     digits: list[list[Part]]
+    bodies: list[Part]
+    labels: np.ndarray
     top: float
     base: float
     height: float
-    pen: float
+    left: float  # the first digit's first column less a sign's reach, and the last digit's end
+    right: float
+
+    @functools.cached_property
+    def pen(self) -> float:
+        return float(np.median([_stroke(b, self.labels) for b in self.bodies]))
 
     def down(self, y: float) -> float:
         """How far down the digits a row is: 0 at their top, 1 on their baseline."""
         return (y - self.top) / self.height
+
+    def near(self, c: Part) -> bool:
+        """A component in the line's band, from a sign's reach before its first digit to its last one."""
+        cx, cy = (c.x0 + c.x1) / 2, (c.y0 + c.y1) / 2
+        return self.left <= cx <= self.right and -0.2 <= self.down(cy) <= 1.5
 
     def spans(self, *parts: Part) -> list[tuple[int, int]]:
         """Each digit's columns without these parts (a dot that the grouping joined to the digit beside
@@ -115,11 +129,9 @@ def find_marks(
     taken: set[int] = set()
     for line in lines:
         metrics = _metrics([[by_label[label] for label in group.labels] for group in line], labels)
-        if metrics is None:
-            continue
-        bodies = {c.labels[0] for comps in metrics.digits for c in comps if c.height >= BODY * metrics.height}
-        near = [c for c in components if c.labels[0] not in bodies and _near(c, metrics)]
-        near = [c for c in near if _pen_made(c, labels, metrics.pen)]
+        bodies = {c.labels[0] for c in metrics.bodies}
+        near = [c for c in components if c.labels[0] not in bodies and metrics.near(c)]
+        near = [c for c in near if _pen_made(c, metrics)]
         for char, parts in _marks(near, metrics):
             if not taken & {p.labels[0] for p in parts}:
                 taken |= {p.labels[0] for p in parts}
@@ -127,75 +139,67 @@ def find_marks(
     return found
 
 
-def _metrics(groups: list[list[Part]], labels: np.ndarray) -> _Metrics | None:
-    """The line's measures, from its bodies: the components at least BODY of the tallest one's height."""
+def _metrics(groups: list[list[Part]], labels: np.ndarray) -> _Metrics:
+    """The line's measures, from its bodies."""
     members = [c for comps in groups for c in comps]
-    if not members:
-        return None
     tallest = max(c.height for c in members)
     bodies = [c for c in members if c.height >= BODY * tallest]
     top = float(np.median([b.y0 for b in bodies]))
     base = float(np.median([b.y1 for b in bodies]))
-    widths = [stroke_width(np.pad(labels[b.y0 : b.y1, b.x0 : b.x1] == b.labels[0], 1)) for b in bodies]
     height = max(base - top, 1.0)
     digits = [g for g in groups if max(c.y1 for c in g) - min(c.y0 for c in g) >= BODY * height]
-    return _Metrics(
-        sorted(digits, key=lambda g: min(c.x0 for c in g)), top, base, height, float(np.median(widths))
-    )
+    digits.sort(key=lambda g: min(c.x0 for c in g))
+    left = min(c.x0 for g in digits for c in g) - MINUS_REACH * height
+    right = max(c.x1 for g in digits for c in g)
+    return _Metrics(digits, bodies, labels, top, base, height, left, right)
 
 
-def _pen_made(c: Part, labels: np.ndarray, pen: float) -> bool:
+def _stroke(c: Part, labels: np.ndarray) -> float:
+    """A component's mean stroke width."""
+    return stroke_width(np.pad(labels[c.y0 : c.y1, c.x0 : c.x1] == c.labels[0], 1))
+
+
+def _pen_made(c: Part, m: _Metrics) -> bool:
     """Whether a component is as thick as the pen makes it: its box and its stroke (a printed tick
     with a bit of its line, a hair of dust, is a pixel thick however long)."""
-    if min(c.width, c.height) < PEN_MADE * pen:
-        return False
-    mask = np.pad(labels[c.y0 : c.y1, c.x0 : c.x1] == c.labels[0], 1)
-    return stroke_width(mask) >= PEN_STROKE * pen
-
-
-def _near(c: Part, m: _Metrics) -> bool:
-    """A component in the line's band, from a sign's reach before its first digit to its last one."""
-    cx, cy = (c.x0 + c.x1) / 2, (c.y0 + c.y1) / 2
-    left = min(d.x0 for g in m.digits for d in g) - MINUS_REACH * m.height
-    return left <= cx <= max(d.x1 for g in m.digits for d in g) and -0.2 <= m.down(cy) <= 1.5
+    return min(c.width, c.height) >= PEN_MADE * m.pen and _stroke(c, m.labels) >= PEN_STROKE * m.pen
 
 
 def _marks(near: list[Part], m: _Metrics) -> list[tuple[str, list[Part]]]:
     """The marks among a line's small components that stand in a gap of its digits."""
     dots = [c for c in near if _dot(c, m)]
+    low = [c for c in dots if _centred(c, m, BASELINE)]
     out: list[tuple[str, list[Part]]] = []
     used: set[int] = set()
-    for low in (c for c in dots if _on_baseline(c, m)):  # a colon: a dot halfway up over one on the baseline
+    for c in low:  # a colon: a dot halfway up over one on the baseline
         for high in dots:
-            over = min(low.x1, high.x1) - max(low.x0, high.x0)
-            up = COLON[0] <= m.down((high.y0 + high.y1) / 2) <= COLON[1]
-            if over > 0 and up and id(high) not in used and m.free(high, low) and m.between(high, low):
-                out.append((":", [high, low]))
-                used |= {id(high), id(low)}
+            over = min(c.x1, high.x1) - max(c.x0, high.x0)
+            up = _centred(high, m, COLON)
+            if over > 0 and up and id(high) not in used and m.free(high, c) and m.between(high, c):
+                out.append((":", [high, c]))
+                used |= {id(high), id(c)}
                 break
+    on_baseline = {id(c) for c in low}
     for c in near:
         if id(c) in used or not m.free(c):
             continue
         if _comma(c, m) and m.between(c):
             out.append((",", [c]))
-        elif _dot(c, m) and _on_baseline(c, m) and m.between(c):
+        elif id(c) in on_baseline and m.between(c):
             out.append((".", [c]))
         elif _minus(c, m) and (m.between(c) or m.before_first(c)) and not _stacked(c, near, m):
             out.append(("-", [c]))
     return out
 
 
+def _centred(c: Part, m: _Metrics, band: tuple[float, float]) -> bool:
+    """Whether a component's centre lies within ``band`` down the digits (0 their top, 1 their baseline)."""
+    return band[0] <= m.down((c.y0 + c.y1) / 2) <= band[1]
+
+
 def _dot(c: Part, m: _Metrics) -> bool:
     big, small = max(c.width, c.height), min(c.width, c.height)
     return big <= max(DOT_SIZE * m.height, DOT_WIDTHS * m.pen) and big <= DOT_ASPECT * small
-
-
-def _on_baseline(c: Part, m: _Metrics) -> bool:
-    return BASELINE[0] <= m.down((c.y0 + c.y1) / 2) <= BASELINE[1]
-
-
-def _middle(c: Part, m: _Metrics) -> bool:
-    return MIDDLE[0] <= m.down((c.y0 + c.y1) / 2) <= MIDDLE[1]
 
 
 def _comma(c: Part, m: _Metrics) -> bool:
@@ -205,13 +209,16 @@ def _comma(c: Part, m: _Metrics) -> bool:
     return small and under >= 0.0 and c.height / m.pen + COMMA_DEEP * under >= COMMA_TALL
 
 
+def _flat(c: Part, m: _Metrics) -> bool:
+    return c.width >= MINUS_FLAT * c.height and c.width >= MINUS_LENGTH[0] * m.height
+
+
 def _minus(c: Part, m: _Metrics) -> bool:
-    lo, hi = MINUS_LENGTH
     return (
-        lo * m.height <= c.width <= hi * m.height
-        and c.width >= MINUS_FLAT * c.height
+        _flat(c, m)
+        and c.width <= MINUS_LENGTH[1] * m.height
         and c.height <= MINUS_THICK * m.pen
-        and _middle(c, m)
+        and _centred(c, m, MIDDLE)
     )
 
 
@@ -221,10 +228,6 @@ def _stacked(c: Part, near: list[Part], m: _Metrics) -> bool:
         o is not c and min(o.x1, c.x1) - max(o.x0, c.x0) > 0.5 * min(o.width, c.width) and _flat(o, m)
         for o in near
     )
-
-
-def _flat(c: Part, m: _Metrics) -> bool:
-    return c.width >= MINUS_FLAT * c.height and c.width >= MINUS_LENGTH[0] * m.height
 
 
 def spell(digits: list[tuple[str, Sequence[int], int]], marks: list[Mark]) -> tuple[str, list[Mark]]:

@@ -17,7 +17,7 @@ from model_store.preprocess import GRAIN, GUIDE_LEVEL, MIN_FLOOR, ink_above_pape
 from model_store.segment import segment
 from testkit.digits import HEIGHT, similarity, write
 from testkit.images import png_bytes
-from training.numbers import digit_strokes, make_family
+from training.numbers import digit_strokes, make_family, turned
 
 from .test_rulings import soft
 
@@ -193,10 +193,9 @@ def test_a_number_on_a_form_is_cut_into_the_same_digits(kind):
     assert min(scores) > 0.9, np.round(scores, 3)
 
 
-def turned(gray: np.ndarray, degrees: float) -> np.ndarray:
-    """A gray picture (0..1) photographed at a slant: turned, the uncovered corners white."""
-    img = Image.fromarray(np.round(gray * 255).astype(np.uint8))
-    return np.asarray(img.rotate(degrees, Image.Resampling.BILINEAR, expand=True, fillcolor=255)) / 255.0
+def photographed_turned(gray: np.ndarray, degrees: float) -> np.ndarray:
+    """A gray picture (0..1) photographed at a slant (``training.numbers.turned``), gray 0..1."""
+    return turned(np.round(gray * 255).astype(np.uint8), degrees) / 255.0
 
 
 @pytest.mark.parametrize(
@@ -207,8 +206,8 @@ def test_a_form_photographed_at_a_slant_loses_its_lines_too(kind, degrees):
     """Lines turned past a scan's 3 degrees are searched again within a photo's 8, across the writing
     first: before, the underline and the comb were cut into digits of their own. (A comb turned the
     other way keeps its line: its end ticks, slanted too, are not told from writing.)"""
-    plain = segment(turned(number_form("plain"), degrees))
-    on_form = segment(turned(number_form(kind), degrees))
+    plain = segment(photographed_turned(number_form("plain"), degrees))
+    on_form = segment(photographed_turned(number_form(kind), degrees))
     assert len(on_form) == len(plain) == 4
     scores = [similarity(a.pixels, b.pixels) for a, b in zip(on_form, plain, strict=True)]
     assert min(scores) > 0.9, np.round(scores, 3)
