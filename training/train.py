@@ -136,6 +136,12 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--resume", action="store_true", help="continue from <run-dir>/last.pt")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument(
+        "--no-calibrate",
+        action="store_true",
+        help="skip the temperature and digit-detector fit at the end (minutes of CPU work, so a short GPU "
+        "lease goes to training); fit them later with `python -m training calibrate NAME`",
+    )
     p.add_argument("--no-progress", action="store_true", help="no tqdm bars (logs only)")
 
 
@@ -389,9 +395,13 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
     )  # fmt: skip
     out = save_checkpoint(final, card, args.store_dir / name)
     log.info("wrote %s (sha256 %s…)", out, card.weights_sha256[:12])
-    from .calibrate import calibrate_after_training  # temperature and "is it a digit", in the card
+    if args.no_calibrate:
+        log.info("not calibrated (--no-calibrate): served uncalibrated until "
+                 "`python -m training calibrate %s --store-dir %s`", name, args.store_dir)  # fmt: skip
+    else:
+        from .calibrate import calibrate_after_training  # temperature and "is it a digit", in the card
 
-    calibrate_after_training(out, data, args, run_dir / "plots", smoke=bool(args.limit_train))
+        calibrate_after_training(out, data, args, run_dir / "plots", smoke=bool(args.limit_train))
     if not args.no_plots:
         from .plots import write_all_plots
 

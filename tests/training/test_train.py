@@ -162,3 +162,20 @@ def test_compiled_training_stores_the_plain_model(train_cli, tmp_path: Path, dat
     _, acc, _ = evaluate(model, data.test, mean=card.preprocessing.mean, std=card.preprocessing.std)
     assert acc == pytest.approx(card.metrics["test_accuracy"], abs=1e-6)
     assert model.head.weight.abs().sum() > 0  # starts at zero: the compiled steps trained the stored weights
+
+
+def test_no_calibrate_leaves_the_fit_for_later(train_cli, tmp_path: Path) -> None:
+    """--no-calibrate stores the trained model without a temperature or digit detector (served
+    uncalibrated, with a warning) and says which command fits them."""
+    args = ["--model", "cnn-baseline", "--set", "width=4", "--set", "hidden=16", "--limit-train", "128",
+            "--limit-test", "50", "--batch-size", "64", "--epochs", "1", "--ema-decay", "0",
+            "--no-calibrate"]  # fmt: skip
+    result = train_cli(args, tmp_path / "store", tmp_path / "run")
+    assert result.code == 0, result.log
+    _, card = ModelStore(tmp_path / "store").load("cnn-baseline")
+    assert card.calibration is None
+    assert any("python -m training calibrate cnn-baseline" in line for line in result.log)
+
+    plain = train_cli([a for a in args if a != "--no-calibrate"], tmp_path / "store2", tmp_path / "run2")
+    assert plain.code == 0
+    assert ModelStore(tmp_path / "store2").load("cnn-baseline")[1].calibration is not None
