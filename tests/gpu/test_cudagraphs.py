@@ -37,4 +37,9 @@ def test_graph_replay_matches_eager(shipped_store, name):
             x = torch.from_numpy(np.concatenate(views)).to(device).unsqueeze(1)
             want = head(x).float().cpu().numpy()
         assert got.shape == want.shape == (n, len(card.labels) + 1)
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=f"{name}, batch of {n}")
+        # Probabilities to 1e-4. The last column, the digit score (near -80 for the CNN on this
+        # noise), to 1e-3 of itself: cuDNN convolutions run in TF32 (PyTorch's default) with an algorithm
+        # chosen per batch shape, so 45 images at once and 32 + 13 through the graphs round apart (H200:
+        # up to 3e-4 of the score for the CNN).
+        np.testing.assert_allclose(got[:, :-1], want[:, :-1], atol=1e-4, err_msg=f"{name}, batch of {n}")
+        np.testing.assert_allclose(got[:, -1], want[:, -1], rtol=1e-3, err_msg=f"{name} score, batch of {n}")
