@@ -108,9 +108,10 @@ def markdown(
     for f in summary["families"][models[0]]:
         vals = " | ".join(f"{100 * summary['families'][m][f]:.1f}" for m in models)
         rows.append(f"| *{f} (mean)* | | {vals} |{blank}")
-    rows.append("| **mean over corruptions** | | " +
-                " | ".join(f"**{100 * summary['mean'][m]:.1f}**" for m in models) + " | " +
-                " | ".join(f"{100 * summary['flagged_mean'][m]:.1f}" for m in models) + " |")  # fmt: skip
+    if any(FAMILY_OF[n] != "clean" for n in acc):  # a clean-only run has no mean over corruptions
+        rows.append("| **mean over corruptions** | | " +
+                    " | ".join(f"**{100 * summary['mean'][m]:.1f}**" for m in models) + " | " +
+                    " | ".join(f"{100 * summary['flagged_mean'][m]:.1f}" for m in models) + " |")  # fmt: skip
     return "\n".join([head, *rows])
 
 

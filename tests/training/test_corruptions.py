@@ -16,7 +16,7 @@ from testkit.digits import drawn_mnist_digits
 from training.corruptions import CORRUPTIONS, FAMILIES, FAMILY_OF, corrupt
 from training.data import FASHION_LABELS
 from training.real_outliers import fashion_check
-from training.robustness import add_robustness_args, run_robustness, summarise
+from training.robustness import add_robustness_args, markdown, run_robustness, summarise
 
 
 @pytest.fixture(scope="module")
@@ -74,3 +74,9 @@ def test_targets_are_checked_only_over_what_ran() -> None:
     assert blur["targets"]["m"] == {"mean>=97": True, "each>=90": True}  # low_res did not run
     low = summarise({"gaussian_blur": {"m": 0.99}, "low_res_8": {"m": 0.89}}, ["m"])
     assert low["targets"]["m"] == {"mean>=97": False, "each>=90": False, "low_res>=95": False}
+    # The table of a clean-only run has no "mean over corruptions" row (it would read nan)
+    acc, flags = {"clean": {"m": 0.99}}, {"clean": {"m": 0.0}}
+    assert "mean over corruptions" not in markdown(acc, flags, summarise(acc, ["m"], flags), ["m"])
+    acc, flags = {**acc, "gaussian_blur": {"m": 0.98}}, {**flags, "gaussian_blur": {"m": 0.01}}
+    table = markdown(acc, flags, summarise(acc, ["m"], flags), ["m"])
+    assert "| **mean over corruptions** | | **98.0** | 1.0 |" in table
