@@ -1,4 +1,5 @@
-"""Bytes -> gray pixels: decoding, format and size checks, alpha and EXIF, and the errors they raise.
+"""Bytes -> gray pixels: decoding, format and size checks, alpha, EXIF and dithering, and the errors they
+raise.
 
 model_store knows nothing of HTTP: each ``ImageError`` subclass names the status a server should
 answer (the app maps them to its own errors). Every function here is synchronous and CPU-bound.
@@ -13,11 +14,17 @@ import logging
 import math
 
 import numpy as np
-from PIL import Image, ImageOps, UnidentifiedImageError
+from PIL import Image, ImageFilter, ImageOps, UnidentifiedImageError
 
 log = logging.getLogger(__name__)
 
 WORK_SIZE = 256  # larger images are reduced to at most this side before processing
+# A picture in two levels draws gray with dots (a dithered 1-bit scan, a fax, a two-colour GIF) when at
+# least DOT_SHARE of its pixels are lone dots; it is blurred back to gray over DOT_RADIUS of the dots'
+# mean spacing (1 / sqrt(share)), within DOT_RADIUS_PX.
+DOT_SHARE = 0.005
+DOT_RADIUS = 0.4
+DOT_RADIUS_PX = (1.0, 6.0)
 
 
 class ImageError(ValueError):
@@ -146,7 +153,7 @@ def to_gray(img: Image.Image) -> np.ndarray:
     if factor > 1:
         img = img.reduce(factor)
     if not has_alpha:
-        return np.asarray(img, dtype=np.float32) / 255.0
+        return _dots_to_gray(np.asarray(img)).astype(np.float32) / 255.0
     la = np.asarray(img, dtype=np.float32) / 255.0
     gray, alpha = la[..., 0], la[..., 1]
     if alpha.min() > 0.99:
@@ -158,3 +165,33 @@ def to_gray(img: Image.Image) -> np.ndarray:
     ink_level = float((gray * alpha).sum()) / weight
     background = 1.0 if ink_level < 0.5 else 0.0
     return gray * alpha + background * (1.0 - alpha)
+
+
+def _dots_to_gray(gray: np.ndarray) -> np.ndarray:
+    """A uint8 gray picture in two levels that draws its grays with dots (dithered) -> the grays it
+    draws: blurred over about the dots' spacing. Any other picture, a drawing in two colours too, comes
+    back as it is. Left dotted, a dithered page's paper is speckled with ink: a fifth of dithered digits
+    were called "not a digit" and one in ten misread."""
+    sample = gray[::8, ::8]  # a third level shows at once in almost every picture: a few us
+    lo, hi = sample.min(), sample.max()
+    if np.count_nonzero((sample != lo) & (sample != hi)) or Image.fromarray(gray).getcolors(2) is None:
+        return gray
+    dark = gray < (int(gray.min()) + int(gray.max()) + 1) // 2
+    share = max(_lone_share(dark), _lone_share(~dark))
+    if share < DOT_SHARE:  # strokes and paper, not dots
+        return gray
+    lo_px, hi_px = DOT_RADIUS_PX
+    radius = min(max(DOT_RADIUS / math.sqrt(share), lo_px), hi_px)
+    return np.asarray(Image.fromarray(gray).filter(ImageFilter.GaussianBlur(radius)))
+
+
+def _lone_share(on: np.ndarray) -> float:
+    """The share of all pixels that are on with none of their 8 neighbours on."""
+    h, w = on.shape
+    padded = np.pad(on, 1)
+    neighbour = np.zeros_like(on)
+    for dy in range(3):
+        for dx in range(3):
+            if dy != 1 or dx != 1:
+                neighbour |= padded[dy : dy + h, dx : dx + w]
+    return float(np.count_nonzero(on & ~neighbour)) / on.size

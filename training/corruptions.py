@@ -463,6 +463,24 @@ def transparent(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     return _encode(Image.fromarray(rgba, "RGBA"))
 
 
+BAYER4 = (np.array([[0, 8, 2, 10], [12, 4, 14, 6], [3, 11, 1, 9], [15, 7, 13, 5]]) + 0.5) / 16
+
+
+def dithered(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """A 1-bit scan, a fax or a two-colour GIF: gray paper and ink drawn with black and white dots, by
+    error diffusion (Floyd-Steinberg, as Pillow and most scanner drivers do; half of them scanned soft
+    first) or an ordered 4x4 Bayer screen; 40-400 px, paper 0.8-1.0, ink 0-0.45."""
+    side = int(rng.integers(40, 401))
+    page = _page(_ink(u8, side), paper=rng.uniform(0.8, 1.0), pen=rng.uniform(0.0, 0.45))
+    if rng.random() < 0.5:
+        img = Image.fromarray(_u8(page))
+        if rng.random() < 0.5:
+            img = img.filter(ImageFilter.GaussianBlur(rng.uniform(0.5, 2.0)))
+        return _encode(img.convert("1"))
+    screen = np.tile(BAYER4, (side // 4 + 1, side // 4 + 1))[:side, :side]
+    return _encode((page > screen).astype(np.float32))
+
+
 # family -> corruptions, in the order the tables show them
 FAMILIES: dict[str, dict[str, Corruption]] = {
     "clean": {"clean": clean},
@@ -482,6 +500,7 @@ FAMILIES: dict[str, dict[str, Corruption]] = {
         "photo_of_note": photo_of_note,  # appended after it, for the same reason
         "form_field": form_field,  # and this after that
     },
+    "scan": {"dithered": dithered},  # last, for the same reason
 }
 CORRUPTIONS: dict[str, Corruption] = {n: f for fam in FAMILIES.values() for n, f in fam.items()}
 FAMILY_OF: dict[str, str] = {n: fam for fam, group in FAMILIES.items() for n in group}

@@ -439,3 +439,39 @@ def test_light_strokes_on_a_dark_board_are_not_taken_for_a_note(digits):
             picture = np.clip(board, 0, 255).astype(np.uint8)
             as_is = to_mnist(picture.astype(np.float32) / 255.0)  # no table step
             assert similarity(prep(png_bytes(picture)), as_is) > 0.99
+
+
+def _scanned(u8: np.ndarray, side: int, paper: float, ink: float) -> Image.Image:
+    """The digit scanned in gray: ``paper`` where there is no ink, ``ink`` where it is full."""
+    gray = paper + (ink - paper) * upscale(u8, side) / 255.0
+    return Image.fromarray(np.round(gray * 255).astype(np.uint8))
+
+
+def test_a_dithered_digit_is_read_as_the_grays_its_dots_draw(digits, monkeypatch):
+    """A 1-bit scan, fax or two-colour GIF draws light paper with scattered black dots. Taken as they
+    are, the dots are ink round the digit; blurred back to gray, the digit comes out like the same
+    digit scanned in gray."""
+    images, _ = digits
+    shades = [(0.92, 0.1), (0.85, 0.3), (0.97, 0.0)] * 4  # paper, ink
+
+    def scores() -> list[float]:
+        scans = [_scanned(u8, 160, paper, ink) for u8, (paper, ink) in zip(images, shades, strict=True)]
+        # convert("1") dithers by error diffusion (Floyd-Steinberg)
+        return [similarity(prep(png_bytes(s.convert("1"))), prep(png_bytes(s))) for s in scans]
+
+    descreened = scores()
+    assert min(descreened) > 0.85 and np.median(descreened) > 0.92, np.round(descreened, 3)
+    monkeypatch.setattr("model_store.decode._dots_to_gray", lambda img: img)  # the dots taken as ink
+    dotted = scores()
+    assert np.median(dotted) < np.median(descreened) - 0.05, np.round(dotted, 3)
+    assert min(dotted) < min(descreened) - 0.1, np.round(dotted, 3)
+
+
+def test_a_drawing_in_two_colours_is_not_blurred(digits):
+    """Only dots are undone: a digit drawn in black on white without antialiasing (strokes, no lone
+    dots) reaches the preprocessing pixel for pixel."""
+    from model_store.decode import decode_image, to_gray
+
+    u8 = digits[0][0]
+    two = np.where(upscale(u8, 200) > 128, 0, 255).astype(np.uint8)
+    assert np.array_equal(to_gray(decode_image(png_bytes(Image.fromarray(two)), MAX_PIXELS)), two / 255.0)
