@@ -174,7 +174,10 @@ def _dots_to_gray(gray: np.ndarray) -> np.ndarray:
     dithered digits, 7-12% were called "not a digit" and 6-7% misread."""
     sample = gray[::8, ::8]  # a third level shows at once in almost every picture: a few us
     lo, hi = sample.min(), sample.max()
-    if np.count_nonzero((sample != lo) & (sample != hi)) or Image.fromarray(gray).getcolors(2) is None:
+    if np.count_nonzero((sample != lo) & (sample != hi)):
+        return gray
+    img = Image.fromarray(gray)
+    if img.getcolors(2) is None:  # more than two levels after all
         return gray
     dark = gray < (int(gray.min()) + int(gray.max()) + 1) // 2
     share = max(_lone_share(dark), _lone_share(~dark))
@@ -182,7 +185,7 @@ def _dots_to_gray(gray: np.ndarray) -> np.ndarray:
         return gray
     lo_px, hi_px = DOT_RADIUS_PX
     radius = min(max(DOT_RADIUS / math.sqrt(share), lo_px), hi_px)
-    return np.asarray(Image.fromarray(gray).filter(ImageFilter.GaussianBlur(radius)))
+    return np.asarray(img.filter(ImageFilter.GaussianBlur(radius)))
 
 
 def _lone_share(on: np.ndarray) -> float:

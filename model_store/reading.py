@@ -24,7 +24,7 @@ import numpy as np
 
 from .components import row_runs
 from .decode import NoInk
-from .marks import Mark
+from .marks import Mark, spell
 from .preprocess import stroke_width
 from .segment import FLAT, DigitCrop, Page, Part, Seam, page_bytes, piece_between
 
@@ -129,6 +129,14 @@ class Candidates:
     features: np.ndarray  # (n, 6): by the rules?, width, inked height, cut ink left/right, widest hole
     pieces: list[int]  # number of pieces per line
     marks: list[Mark]  # punctuation between the digits (``model_store.marks``)
+
+    def spelled(self, chosen: list[int], labels: list[str]) -> tuple[str, list[Mark]]:
+        """The text ``/read`` answers for the ``chosen`` crops read as ``labels`` (one each), with the
+        marks between them written in, and those marks."""
+        digits = [
+            (label, self.crops[i].box, self.crops[i].line) for i, label in zip(chosen, labels, strict=True)
+        ]
+        return spell(digits, self.marks)
 
 
 def candidates_bytes(data: bytes, max_pixels: int, max_digits: int = 32, max_crops: int = 64) -> Candidates:

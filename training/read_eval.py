@@ -18,7 +18,6 @@ import numpy as np
 import torch
 from PIL import Image
 
-from model_store.marks import spell
 from model_store.preprocess import ImageError
 from model_store.reading import WEIGHTS, Candidates, Weights, candidates_bytes, choose
 from model_store.serving import ServingHead
@@ -81,10 +80,7 @@ def answer(head: ServingHead, pictures: list[Candidates | None], batch: int = 51
 
 def text_of(cands: Candidates, rows: np.ndarray, chosen: list[int], num_classes: int) -> str:
     """The text ``/read`` answers: the chosen crops' classes and the marks between them."""
-    digits = [
-        (str(int(rows[i, :num_classes].argmax())), cands.crops[i].box, cands.crops[i].line) for i in chosen
-    ]
-    return spell(digits, cands.marks)[0]
+    return cands.spelled(chosen, [str(int(rows[i, :num_classes].argmax())) for i in chosen])[0]
 
 
 def read(head: ServingHead, pictures: list[Candidates | None], weights: Weights = WEIGHTS) -> list[str]:

@@ -15,7 +15,6 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from model_store.marks import spell
 from model_store.reading import Candidates, choose
 
 from ..deps import path_and_flag, query_flag
@@ -55,13 +54,14 @@ async def read_number(request: Request) -> JSONResponse:
     cands = await runtime.run_cpu(split_upload, payload, runtime.settings, runtime.client.max_images)
     answer = await infer(request, runtime, served, [c.pixels for c in cands.crops], started)
     digits: list[dict[str, Any]] = []
-    for i in choose(cands, answer.outputs, served.digit_threshold):
+    chosen = choose(cands, answer.outputs, served.digit_threshold)
+    for i in chosen:
         crop = cands.crops[i]
         digit = {**answer.prediction(i), "box": list(crop.box), "line": crop.line}
         if return_input:
             digit["input"] = crop.pixels.tolist()
         digits.append(digit)
-    text, marks = spell([(d["label"], d["box"], d["line"]) for d in digits], cands.marks)
+    text, marks = cands.spelled(chosen, [d["label"] for d in digits])
     return JSONResponse({
         "model": served.name,
         "text": text,
