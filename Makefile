@@ -13,7 +13,7 @@ export DATA_ROOT
 help:
 	@echo "make run    serve the shipped checkpoints on http://$(HOST):$(PORT)"
 	@echo "make test   run the test suite (installs dev dependencies and Chromium when missing)"
-	@echo "make lint   ruff + hadolint + docker-compose config + Kubernetes manifests (offline schemas)"
+	@echo "make lint   ruff + hadolint + shellcheck + docker-compose config + Kubernetes manifests (offline schemas)"
 	@echo "make image-test  build the runtime image with podman and run it (downloads GBs; not in make test)"
 	@echo "make train  train vit-mnist and cnn-mnist into model_store/checkpoints"
 	@echo "make bench  benchmarks: raw model, served load, batch endpoint, cold start, worker sweep"
@@ -39,6 +39,7 @@ lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/hadolint Dockerfile
+	$(VENV)/bin/shellcheck --severity=warning scripts/*.sh .ci/run
 	for f in docker-compose.yml docker-compose.cpu.yml; do \
 	  $(VENV)/bin/docker-compose -f $$f --profile train config -q || exit 1; done
 	$(PY) scripts/kube_render.py --validate deploy/kubernetes/overlays/gpu deploy/kubernetes/overlays/cpu

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced on a lent GPU machine, in the repository root, with .device/ carried (scripts/device_kit.sh):
 # the web stack's wheels into /tmp/site (on PYTHONPATH), wrk onto PATH, DATA_ROOT at the MNIST files.
 # Idempotent: a warm machine keeps /tmp between calls, so a second `source` costs nothing.
@@ -13,7 +14,8 @@ if [ ! -f /tmp/site/.done ]; then
 fi
 export PYTHONPATH=/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}
 export PATH=/tmp/wrk/usr/bin:$PATH
-export LD_LIBRARY_PATH=$(dirname "$(find /tmp/wrk -name 'libluajit*.so*' | head -1)")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+luajit=$(dirname "$(find /tmp/wrk -name 'libluajit*.so*' | head -1)")
+export LD_LIBRARY_PATH=$luajit${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export DATA_ROOT=$kit/data PYTHONUNBUFFERED=1
 python3 -c "import fastapi, uvicorn, pydantic_settings, torch; print('device env:', torch.__version__, \
 'cuda' if torch.cuda.is_available() else 'NO CUDA', 'fastapi', fastapi.__version__)"

