@@ -20,13 +20,14 @@ from pydantic import BaseModel, ValidationError
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 
+from .encoding import decompress, is_encoded
 from .errors import InvalidInput, PayloadTooLarge, ServiceError, UnsupportedMediaType
 from .openapi import ref, request_body
 from .preprocess import FORMAT_NAMES, SUPPORTED_MEDIA_TYPES, decode_base64, pixels_to_array, preprocess_bytes
 from .schemas import BatchImagesJSON, BatchPixelsJSON, ImageJSON, PixelsJSON
 from .settings import Settings
 
-ACCEPTED = "multipart/form-data, image/png|jpeg|webp|bmp|gif|heic|avif or application/json"
+ACCEPTED = "multipart/form-data, image/png|jpeg|webp|bmp|gif|tiff|heic|avif or application/json"
 
 _BINARY = {"type": "string", "format": "binary"}
 
@@ -48,11 +49,11 @@ GENERIC_MEDIA_TYPES = frozenset({"", "application/octet-stream", "application/x-
 
 
 def looks_like_image(data: bytes) -> bool:
-    """The file signature of a format the decoder reads (PNG, JPEG, GIF, WebP, BMP, HEIC/AVIF). None can
+    """The file signature of a format the decoder reads (PNG, JPEG, GIF, WebP, BMP, TIFF, HEIC/AVIF). None can
     begin a JSON document or a form, so a JSON or generic content type with such a body is a mislabelled
     upload (httpie labels a piped file as JSON), not a malformed one."""
     return (
-        data.startswith((_PNG_SIGNATURE, b"\xff\xd8\xff", b"GIF87a", b"GIF89a"))
+        data.startswith((_PNG_SIGNATURE, b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"II*\0", b"MM\0*"))
         or (data[:4] == b"RIFF" and data[8:12] == b"WEBP")
         or (data[:2] == b"BM" and data[6:10] == b"\0\0\0\0")  # BMP: reserved header bytes are zero
         or (data[4:8] == b"ftyp" and data[8:12] in _HEIF_BRANDS)  # ISO media file: HEIC, HEIF, AVIF
@@ -141,15 +142,21 @@ def media_type(request: Request) -> str:
 
 async def read_payload(request: Request, settings: Settings, form: BodyForm) -> Payload:
     media = media_type(request)
+    encoding = request.headers.get("content-encoding")
     if media == "multipart/form-data":
+        if is_encoded(encoding):
+            raise UnsupportedMediaType(
+                f"a multipart body with Content-Encoding {encoding!r} is not supported: send the form "
+                "uncompressed, or the image as a raw or JSON body"
+            )
         return Payload(form, images=await _read_multipart(request, settings, form))
     if media.startswith("image/"):
         if media not in SUPPORTED_MEDIA_TYPES:
             raise UnsupportedMediaType(f"content type {media} is not supported; send {FORMAT_NAMES}")
-        return _raw_image(form, await request.body())
+        return _raw_image(form, decompress(await request.body(), encoding, settings.max_body_bytes))
     is_json = media == "application/json" or media.endswith("+json")
     if is_json or media in GENERIC_MEDIA_TYPES:
-        body = await request.body()
+        body = decompress(await request.body(), encoding, settings.max_body_bytes)
         if looks_like_image(body):
             return _raw_image(form, body)
         if is_json:

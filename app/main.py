@@ -18,6 +18,7 @@ from starlette.requests import ClientDisconnect
 
 from . import __version__
 from .errors import ClientDisconnected, install_error_handlers
+from .head import HeadAsGetMiddleware
 from .limits import BodyLimitMiddleware
 from .metrics import Metrics, MetricsMiddleware
 from .openapi import install_openapi
@@ -71,7 +72,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.mount("/static", page.static_files(), name="static")
     install_openapi(app)
 
-    # Added last = outermost: metrics see every response, CORS decorates the 413s too.
+    # Added last = outermost: metrics see every response, CORS decorates the 413s too; HEAD, innermost,
+    # reaches the routes as GET.
+    app.add_middleware(HeadAsGetMiddleware)
     app.add_middleware(
         BodyLimitMiddleware, max_bytes=settings.max_body_bytes, idle_timeout_s=settings.body_idle_timeout_s,
         max_bytes_in_flight=settings.max_body_bytes_in_flight, held_gauge=runtime.metrics.body_bytes,

@@ -10,7 +10,6 @@ binary tensor extension, ``Inference-Header-Content-Length``). Outputs: ``probab
 from __future__ import annotations
 
 import json
-import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,23 +34,6 @@ class ParsedRequest:
     images: np.ndarray  # (N, 28, 28) float32 0..1
     id: str | None
     outputs: list[tuple[str, bool]]  # (name, binary)
-
-
-def decompress(body: bytes, encoding: str | None, limit: int) -> bytes:
-    """Undo Content-Encoding gzip/deflate, never inflating past ``limit`` bytes."""
-    if not encoding or encoding == "identity":
-        return body
-    wbits = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}.get(encoding.lower())
-    if wbits is None:
-        raise V2Error(f"Content-Encoding {encoding!r} is not supported (gzip, deflate)", 415)
-    inflater = zlib.decompressobj(wbits)
-    try:
-        out = inflater.decompress(body, limit + 1)
-    except zlib.error as exc:
-        raise V2Error(f"body is not valid {encoding} data: {exc}") from None
-    if len(out) > limit:
-        raise PayloadTooLarge(f"decompressed body exceeds the limit of {limit} bytes")
-    return out
 
 
 def parse_request(body: bytes, header_length: str | None, max_images: int) -> ParsedRequest:

@@ -63,14 +63,17 @@ except ImportError:
 else:
     register_heif_opener()
     HEIC = True
+# TIFF is what scanners and fax software write (1-bit Group 3/4 too); of a multi-page file, or an
+# animated GIF, the first page is read.
 SUPPORTED_FORMATS = frozenset(
-    {"PNG", "JPEG", "MPO", "WEBP", "BMP", "DIB", "GIF", "AVIF"} | ({"HEIF"} if HEIC else set())
+    {"PNG", "JPEG", "MPO", "WEBP", "BMP", "DIB", "GIF", "TIFF", "AVIF"} | ({"HEIF"} if HEIC else set())
 )
 SUPPORTED_MEDIA_TYPES = frozenset(
     {"image/png", "image/jpeg", "image/jpg", "image/pjpeg", "image/webp", "image/bmp", "image/x-ms-bmp",
-     "image/x-bmp", "image/gif", "image/heic", "image/heif", "image/avif"}
+     "image/x-bmp", "image/gif", "image/tiff", "image/tiff-fx", "image/heic", "image/heif", "image/avif"}
 )  # fmt: skip
-FORMAT_NAMES = f"PNG, JPEG, WebP, BMP, GIF, {'HEIC or AVIF' if HEIC else 'or AVIF'}"  # for error messages
+# for error messages
+FORMAT_NAMES = f"PNG, JPEG, WebP, BMP, GIF, TIFF, {'HEIC or AVIF' if HEIC else 'or AVIF'}"
 
 
 _pillow_limit = 0

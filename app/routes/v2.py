@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse, Response
 
 from .. import __version__
 from ..deps import ModelDep, RuntimeDep, path_parameters
+from ..encoding import decompress
 from ..errors import ModelNotFound
 from ..inputs import INLINE_MAX_BYTES
 from ..openapi import errors, ref, request_body
@@ -16,7 +17,7 @@ from ..pipeline import infer as run_inference
 from ..pipeline import serving
 from ..runtime import ServedModel
 from ..schemas import V2InferRequest, V2InferResponse, V2ModelMetadata, V2ModelReady, V2ServerMetadata
-from ..v2codec import HEADER_LENGTH, decompress, encode_response, output_metadata, parse_request
+from ..v2codec import HEADER_LENGTH, encode_response, output_metadata, parse_request
 
 router = APIRouter(prefix="/v2", tags=["v2 (Open Inference Protocol)"])
 

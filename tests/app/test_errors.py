@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import gzip
+import json
+import zlib
 
 import numpy as np
 import pytest
@@ -39,8 +42,8 @@ def test_not_an_image_truncated_and_unsupported(client, digits):
     check(client.post(PREDICT, json={"image": base64.b64encode(b"nope").decode()}), 400, "not an image")
     check(client.post(PREDICT, json={"image": "***"}), 400, "base64")
     check(client.post(PREDICT, **raw(png, "text/plain")), 415, "text/plain")
-    check(client.post(PREDICT, **raw(png, "image/tiff")), 415, "image/tiff")
-    check(client.post(PREDICT, **raw(png_bytes(digits[0][0], fmt="TIFF"), "image/png")), 415, "TIFF")
+    check(client.post(PREDICT, **raw(png, "image/x-icon")), 415, "image/x-icon")
+    check(client.post(PREDICT, **raw(png_bytes(digits[0][0], fmt="ICO"), "image/png")), 415, "ICO")
     check(client.post(PREDICT, content=b"digit=7"), 415, "none")  # no content type, and not an image
     check(client.post(PREDICT, **raw(b"\x00\x01", "application/octet-stream")), 415, "octet-stream")
     check(client.post(PREDICT, data={"a": "b"}), 415, "x-www-form-urlencoded")
@@ -48,7 +51,37 @@ def test_not_an_image_truncated_and_unsupported(client, digits):
     check(client.post(f"/v1/models/{VIT}/predict/batch", **raw(png, "application/json")), 415, "multipart")
 
 
-@pytest.mark.parametrize("fmt", ["PNG", "JPEG", "GIF", "WEBP", "BMP", "HEIF", "AVIF"])
+def test_compressed_bodies_are_read_or_refused_clearly(client, make_client, digits):
+    u8 = digits[0][0]
+    png = png_bytes(u8)
+    plain = client.post(PREDICT, **raw(png)).json()["probabilities"]
+    doc = json.dumps({"image": base64.b64encode(png).decode()}).encode()
+    for encoding, pack in (("gzip", gzip.compress), ("deflate", zlib.compress)):
+        for body, ctype in ((png, "image/png"), (doc, "application/json"), (png, "application/octet-stream")):
+            r = client.post(
+                PREDICT, content=pack(body), headers={"content-type": ctype, "content-encoding": encoding}
+            )
+            assert r.status_code == 200, (encoding, ctype, r.text)
+            assert r.json()["probabilities"] == plain
+    gz = {"content-encoding": "gzip"}
+    check(client.post(PREDICT, content=b"not gzip", headers={"content-type": "image/png", **gz}), 400, "gzip")
+    check(
+        client.post(PREDICT, content=png, headers={"content-type": "image/png", "content-encoding": "br"}),
+        415,
+        "br",
+    )
+    multipart = client.post(PREDICT, files={"file": ("d.png", png, "image/png")}, headers=gz)
+    check(multipart, 415, "multipart", "uncompressed")
+    small = make_client(max_body_bytes=64 * 1024)
+    bomb = gzip.compress(b" " * (10 * 1024 * 1024))  # 10 KB that inflate to 10 MB
+    check(
+        small.post(PREDICT, content=bomb, headers={"content-type": "application/json", **gz}),
+        413,
+        "decompressed",
+    )
+
+
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG", "GIF", "WEBP", "BMP", "TIFF", "HEIF", "AVIF"])
 def test_every_decoded_format_is_recognised_by_its_first_bytes(digits, fmt):
     assert looks_like_image(png_bytes(digits[0][0], fmt=fmt))
 
@@ -249,3 +282,17 @@ def test_bad_requests_do_not_affect_good_ones_in_the_same_batches(test_store):
 def test_unknown_routes_and_methods_are_json(client, path):
     r = client.delete(path)
     assert r.status_code in (404, 405) and r.headers["content-type"].startswith("application/json")
+
+
+@pytest.mark.parametrize("path", ["/v2/health/ready", "/v1/models", f"/v1/models/{VIT}", "/", "/metrics"])
+def test_head_answers_as_get_without_a_body(client, path):
+    get, head = client.get(path), client.head(path)
+    assert head.status_code == get.status_code == 200
+    assert head.content == b"" and head.headers["content-type"] == get.headers["content-type"]
+    route = "/v1/models/{name}" if path.endswith(VIT) else path
+    assert f'method="HEAD",route="{route}",status="200"' in client.get("/metrics").text
+
+
+def test_head_on_a_post_route_is_405_saying_post(client):
+    r = client.head(PREDICT)
+    assert r.status_code == 405 and r.headers["allow"] == "POST" and r.content == b""

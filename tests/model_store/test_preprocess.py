@@ -280,7 +280,38 @@ def test_not_an_image_or_truncated_is_bad_image(digits):
 
 def test_unsupported_format_is_refused(digits):
     with pytest.raises(UnsupportedFormat):
-        prep(png_bytes(digits[0][0], fmt="TIFF"))
+        prep(png_bytes(digits[0][0], fmt="ICO"))
+
+
+@pytest.mark.parametrize(
+    ("mode", "save"),
+    [
+        ("1", {"compression": "group4"}),  # a fax or a 1-bit office scan
+        ("1", {"compression": "group3"}),
+        ("L", {"compression": "tiff_lzw"}),
+        ("RGB", {"compression": "tiff_deflate"}),
+        ("RGB", {"compression": "jpeg", "quality": 90}),
+        ("I;16", {}),  # a 16-bit scanner output
+        ("CMYK", {"compression": "packbits"}),
+    ],
+    ids=lambda v: v if isinstance(v, str) else v.get("compression", "raw"),
+)
+def test_scanner_tiffs_read_like_the_png(digits, mode, save):
+    """TIFF as scanners and fax software write it: dark ink on white paper at 200-300 dpi."""
+    page = Image.fromarray(255 - upscale(digits[0][0], 112))
+    if mode == "I;16":
+        stored = Image.fromarray((np.asarray(page, np.uint16) * 257).astype(np.uint16))
+    else:  # 1-bit: thresholded, as a fax machine or a scanner's "text" mode does (dithering: robustness)
+        stored = page.convert(mode, dither=Image.Dither.NONE)
+    out = prep(png_bytes(stored, fmt="TIFF", **save))
+    assert similarity(out, prep(png_bytes(page))) > 0.9
+
+
+def test_a_multi_page_tiff_reads_its_first_page(digits):
+    pages = [Image.fromarray(255 - upscale(u8, 112)) for u8 in digits[0][:2]]
+    data = png_bytes(pages[0], fmt="TIFF", save_all=True, append_images=pages[1:])
+    out = prep(data)
+    assert similarity(out, prep(png_bytes(pages[0]))) > 0.95 > similarity(out, prep(png_bytes(pages[1])))
 
 
 def test_decompression_bombs_are_refused():
