@@ -4,7 +4,7 @@
 import { api, ApiError, isAbort, isNetworkError } from "./api.js";
 import { AttentionView } from "./attention.js";
 import { clearCanvas, drawInput } from "./heatmap.js";
-import { loadImageFile, Pad } from "./pad.js";
+import { loadImageFile, Pad, UndecodableImage } from "./pad.js";
 import { ModelPanel } from "./panels.js";
 
 const DEBOUNCE_MS = 200; // after the last pointer move; a finished stroke is sent at once
@@ -35,6 +35,7 @@ const state = {
   mode: "digit", // "digit": one digit on a square pad; "number": a wide pad read by /read
   reads: new Map(), // model name -> its last /read answer {data, rtt}
   selected: 0, // the digit whose probabilities and attention are shown
+  file: null, // {name, image}: a picture this browser cannot show, sent to the models as it is
 };
 
 // ---------------------------------------------------------------- status and banner
@@ -177,7 +178,7 @@ function resetResults() {
 }
 
 function predictNow() {
-  if (pad.isEmpty()) return resetResults();
+  if (pad.isEmpty() && !state.file) return resetResults();
   if (!state.ready) {
     state.pending = true;
     return connect();
@@ -186,7 +187,7 @@ function predictNow() {
   const controller = new AbortController();
   state.controller = controller;
   const gen = ++state.generation;
-  const image = pad.toDataURL(280);
+  const image = state.file ? state.file.image : pad.toDataURL(280);
   const current = () => gen === state.generation;
   const jobs = state.mode === "number" ? readJobs(image, gen, current, controller) : digitJobs(image, gen, current, controller);
   Promise.all(jobs).then((results) => {
@@ -247,7 +248,7 @@ function readJobs(image, gen, current, controller) {
         if (!current()) return null;
         state.reads.set(panel.name, { data, rtt });
         panel.setNumber(data, rtt, gen, state.selected);
-        if (state.reads.size === 1) showBoxes(data.digits);
+        if (state.reads.size === 1 && !state.file) showBoxes(data.digits); // boxes on the pad's picture
         if (panel.name === attention.selectedModel) selectDigit(state.selected, gen);
         return data;
       })
@@ -329,28 +330,59 @@ function describe(err) {
 
 pad.addEventListener("change", (e) => {
   const empty = pad.isEmpty();
-  prompt.hidden = !empty;
+  if (!empty) state.file = null; // drawing replaces a picture the pad could not show
+  prompt.hidden = !empty || state.file !== null;
   $("undo").disabled = empty;
   padWrap.dataset.strokes = String(pad.strokeCount());
-  $("pad-message").textContent = "";
-  if (empty) resetResults();
+  $("pad-message").textContent = state.file ? fileNote(state.file) : "";
+  if (empty && !state.file) resetResults();
   else schedule(e.detail.final);
 });
 
-$("clear").addEventListener("click", () => {
+function clearAll() {
+  state.file = null;
   pad.clear();
+  prompt.hidden = false;
+  $("pad-message").textContent = "";
   resetResults();
-});
+}
+
+$("clear").addEventListener("click", clearAll);
 $("undo").addEventListener("click", () => pad.undo());
 
 async function useFile(file) {
   if (!file) return;
   try {
     const { source, background } = await loadImageFile(file);
+    state.file = null;
     pad.setImage(source, background);
   } catch (err) {
-    $("pad-message").textContent = err.message;
+    if (!(err instanceof UndecodableImage)) {
+      $("pad-message").textContent = err.message;
+      return;
+    }
+    // HEIC or TIFF, say: the server reads what the browser cannot show, so the file goes as it is.
+    const image = await readDataURL(file);
+    state.file = null;
+    pad.clear();
+    state.file = { name: file.name || "the file", image };
+    prompt.hidden = true;
+    $("pad-message").textContent = fileNote(state.file);
+    predictNow();
   }
+}
+
+function fileNote(file) {
+  return `This browser cannot show ${file.name}: the models read it on the server (their input is shown below).`;
+}
+
+function readDataURL(file) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(reader.result);
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(file);
+  });
 }
 
 $("upload").addEventListener("change", async (e) => {
@@ -381,8 +413,7 @@ document.addEventListener("keydown", (e) => {
   if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;
   if (e.key === "Escape" || e.key === "Delete") {
     e.preventDefault();
-    pad.clear();
-    resetResults();
+    clearAll();
   } else if ((e.ctrlKey || e.metaKey) && !e.shiftKey && e.key.toLowerCase() === "z") {
     e.preventDefault();
     pad.undo();

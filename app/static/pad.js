@@ -212,6 +212,18 @@ function drawImageFit(ctx, item, width, height) {
  * Decode an image file and pick the background it should sit on: images with a transparent
  * background get black behind light ink and white behind dark ink, so the ink stays visible.
  */
+/** The browser could not decode the file (HEIC and TIFF in most browsers); the server can. */
+export class UndecodableImage extends Error {}
+
+/** A format the server decodes and browsers often do not, by its first bytes: TIFF, or an ISO media
+ * file (HEIC, HEIF, AVIF). A broken PNG or JPEG is not sent: the browser's verdict stands. */
+async function serverReads(file) {
+  const b = new Uint8Array(await file.slice(0, 12).arrayBuffer());
+  const text = (from, to) => String.fromCharCode(...b.slice(from, to));
+  const tiff = text(0, 4) === "II*\0" || text(0, 4) === "MM\0*";
+  return tiff || text(4, 8) === "ftyp";
+}
+
 export async function loadImageFile(file) {
   if (file.type && !file.type.startsWith("image/")) {
     throw new Error(`${file.name || "The file"} is not an image (${file.type})`);
@@ -220,9 +232,8 @@ export async function loadImageFile(file) {
   try {
     bitmap = await createImageBitmap(file);
   } catch {
-    const heic = /\.(heic|heif)$/i.test(file.name || "") || /image\/hei[cf]/.test(file.type);
-    const hint = heic ? ": this browser cannot open HEIC (the API reads it; or save it as JPEG)" : "";
-    throw new Error(`Could not read ${file.name || "the file"} as an image${hint}`);
+    if (await serverReads(file)) throw new UndecodableImage(`This browser cannot show ${file.name || "the file"}`);
+    throw new Error(`Could not read ${file.name || "the file"} as an image`);
   }
   const probe = document.createElement("canvas");
   const n = 64;

@@ -292,17 +292,31 @@ def test_upload_of_a_non_image_is_refused_on_the_page(page_session, tmp_path):
     assert page.get_by_test_id("pad-prompt").is_visible()
 
 
-def test_a_heic_photo_chromium_cannot_open_says_what_to_do(page_session, mnist_test, tmp_path):
-    """Chromium decodes no HEIC (Safari does, and converts it when uploading): the page says so and points
-    to the API, which reads it."""
+@pytest.mark.parametrize("fmt", ["HEIF", "TIFF"])
+def test_a_picture_chromium_cannot_show_is_read_on_the_server(
+    page_session, service, mnist_test, tmp_path, fmt
+):
+    """Chromium decodes no HEIC (Safari does) and no TIFF: the page says it cannot show the file, sends it
+    as it is, and the models read it; drawing then replaces it."""
     register_heif_opener()
+    images, labels = mnist_test
     page = page_session.page
-    photo = tmp_path / "IMG_0001.HEIC"
-    Image.open(mnist_png(mnist_test[0][0], tmp_path / "digit.png")).convert("RGB").save(photo, "HEIF")
+    index = int((labels == 4).nonzero()[0][0])
+    photo = tmp_path / ("IMG_0001.HEIC" if fmt == "HEIF" else "scan.tif")
+    Image.open(mnist_png(images[index], tmp_path / "digit.png")).convert("RGB").save(photo, fmt)
+    before = page.evaluate("document.getElementById('app').dataset.generation")
     page.get_by_test_id("upload").set_input_files(str(photo))
-    message = page.get_by_test_id("pad-message")
-    message.wait_for()
-    assert "HEIC" in message.inner_text() and "API" in message.inner_text()
+    page.wait_for_function("(g) => document.getElementById('app').dataset.generation !== g", arg=before)
+    results = settle(page, service.names)
+    message = page.get_by_test_id("pad-message").inner_text()
+    assert photo.name in message and "server" in message
+    assert page.get_by_test_id("pad-prompt").is_hidden()
+    assert canvas_stats(page, "input-preview")["bright"] > 20  # the models' 28x28 input is shown
+    assert_reads(page, service, results, "4")
+    draw(page, STROKES["1"])
+    assert_reads(page, service, settle(page, service.names), "1")
+    assert page.get_by_test_id("pad-message").inner_text() == ""
+    page.get_by_test_id("clear").click()
 
 
 @pytest.mark.parametrize(
