@@ -18,6 +18,7 @@ from PIL import Image, ImageFilter, ImageOps, UnidentifiedImageError
 
 log = logging.getLogger(__name__)
 
+FULL_SIZE = "vit_digits_full_size"  # decode_image's note in Image.info
 WORK_SIZE = 256  # larger images are reduced to at most this side before processing
 # A picture in two levels draws gray with dots (a dithered 1-bit scan, a fax, a two-colour GIF) when at
 # least DOT_SHARE of its pixels are lone dots; it is blurred back to gray over DOT_RADIUS of the dots'
@@ -103,9 +104,10 @@ def decode_base64(text: str) -> bytes:
         raise NotAnImage(f"image is not valid base64: {exc}") from exc
 
 
-def decode_image(data: bytes, max_pixels: int) -> Image.Image:
-    """Bytes -> a loaded Pillow image, orientation applied.
-    Raises NotAnImage, ImageTooLarge or UnsupportedFormat."""
+def decode_image(data: bytes, max_pixels: int, reduced: bool = True) -> Image.Image:
+    """Bytes -> a loaded Pillow image, orientation applied; ``reduced``: a JPEG is decoded at a scale
+    near WORK_SIZE (the picture then comes back smaller than it is). Raises NotAnImage, ImageTooLarge
+    or UnsupportedFormat."""
     if not data:
         raise NotAnImage("empty body: expected image bytes")
     try:
@@ -124,7 +126,7 @@ def decode_image(data: bytes, max_pixels: int) -> Image.Image:
     if width < 1 or height < 1:
         raise NotAnImage("image has no pixels")
     try:
-        if img.format in ("JPEG", "MPO"):
+        if reduced and img.format in ("JPEG", "MPO"):
             img.draft("L", (WORK_SIZE, WORK_SIZE))  # decode JPEG at reduced scale, straight to gray
         img.load()
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
@@ -136,7 +138,18 @@ def decode_image(data: bytes, max_pixels: int) -> Image.Image:
             img = ImageOps.exif_transpose(img)
         except Exception:  # a broken EXIF block should not cost the prediction
             log.debug("ignoring unreadable EXIF orientation", exc_info=True)
+    turned = (img.width > img.height) != (width > height)  # the orientation tag turned it a quarter
+    img.info[FULL_SIZE] = (height, width) if turned else (width, height)
     return img
+
+
+def full_size(img: Image.Image) -> tuple[int, int]:
+    """Width and height of the picture ``img`` was decoded from, upright (a reduced JPEG's are larger)."""
+    return img.info.get(FULL_SIZE, img.size)
+
+
+def full_side(img: Image.Image) -> int:
+    return max(full_size(img))
 
 
 def to_gray(img: Image.Image) -> np.ndarray:

@@ -32,6 +32,7 @@ from .decode import (
     configure,
     decode_base64,
     decode_image,
+    full_side,
     to_gray,
 )
 from .guides import guides_removed
@@ -65,6 +66,10 @@ CENTRE = 14.0  # MNIST centres of mass lie in [13.5, 14.5] (row/col index coordi
 MID_SIZE = 4 * BOX  # intermediate size of the cropped digit, where strokes are measured and thickened
 MNIST_STROKE = 0.117  # median MNIST stroke width as a fraction of the 20 px box
 MIN_CONTRAST = 0.12  # ink must stand out from the background by this much (0..1) or the canvas is empty
+# A digit under ZOOM_INK px in a picture reduced ZOOM_GAIN times or more is cut out of the picture anew:
+# it is fitted into BOX px, and from fewer its strokes have lost their shape. (A canvas of 280 px, reduced
+# twice, is never: its digits are large, and looking costs it 0.5 ms.)
+ZOOM_INK, ZOOM_GAIN = BOX, 3
 BOX_LEVEL = 0.2  # the digit's extent: where the smoothed ink reaches this share of its peak
 GRAIN = 3.0  # residuals under GRAIN x the paper's noise (sigma) are grain, not ink
 MIN_FLOOR = 0.03  # and so are residuals under 3% of the ink's contrast (JPEG halos, leftover shading)
@@ -367,11 +372,15 @@ def _shading_fitted(x: np.ndarray, known: np.ndarray) -> np.ndarray:
 def _white_on_black(gray: np.ndarray) -> np.ndarray:
     """Ink brighter than the paper: invert when the extremes say the ink is dark. The extremes are the
     outer 1% of the pixels, but at least the 50 most extreme on large pictures: a digit written on a
-    photographed page covers well under 1% of it."""
+    photographed page covers well under 1% of it. Where even those are paper, the darkest and the
+    brightest pixel decide."""
     paper = _median(_border(gray))
     q = min(0.01, max(0.001, 50.0 / gray.size))
     lo, hi = _quantiles(gray, (q, 1.0 - q))
-    return 1.0 - gray if (paper - lo) > (hi - paper) else gray
+    dark, light = paper - lo, hi - paper
+    if max(dark, light) < MIN_CONTRAST:  # the ink is fewer pixels still (a small digit on a large page,
+        dark, light = paper - float(gray.min()), float(gray.max()) - paper  # a scan): the very extremes
+    return 1.0 - gray if dark > light else gray
 
 
 def _paper(x: np.ndarray) -> np.ndarray | float:
@@ -654,4 +663,60 @@ def preprocess_bytes(data: bytes, max_pixels: int) -> np.ndarray:
     """Encoded image bytes -> MNIST-style (28, 28) float32 0..1. The surface around a photographed
     sheet is painted over here, on the whole picture, not in ``to_mnist``: the digit crops ``segment``
     cuts from a page (white ink on a black margin) must not be taken for a sheet on a table."""
-    return to_mnist(_surface_removed(to_gray(decode_image(data, max_pixels))))
+    img = decode_image(data, max_pixels)
+    seen = to_gray(img)
+    gray = _surface_removed(seen)
+    box = small_writing(gray, full_side(img))
+    if box is None:
+        return to_mnist(gray)
+    cut = to_gray(cut_out(data, max_pixels, img, box, gray.shape)[0])
+    # What the surface step painted in the cut is painted there too: found anew, a digit that fills the
+    # cut would be taken for a sheet.
+    r0, r1, c0, c1 = box
+    painted = _dilate3(gray[r0:r1, c0:c1] != seen[r0:r1, c0:c1])
+    if painted.any():
+        size = (cut.shape[1], cut.shape[0])
+        mask = np.asarray(Image.fromarray(painted).resize(size, Image.Resampling.NEAREST))
+        level = np.asarray(Image.fromarray(gray[r0:r1, c0:c1], "F").resize(size, Image.Resampling.BILINEAR))
+        cut = np.where(mask, level, cut).astype(np.float32)
+    return to_mnist(cut)
+
+
+def small_writing(gray: np.ndarray, side: int, lines: bool = False) -> tuple[int, int, int, int] | None:
+    """Rows r0:r1 and columns c0:c1 of ``gray`` round its ink, with a margin of paper, when the
+    picture (``side``: its longest side) was reduced to ``gray`` at least ZOOM_GAIN times and its ink
+    spans at most ZOOM_INK px there (``lines``: is at most that tall, as one line of a number is): cut
+    out of the picture itself (``cut_out``), the writing keeps the resolution the reduction took (a 1 cm
+    digit on an A4 page at 300 dpi is 8 px tall in ``gray``, and strokes under a pixel wide lose their
+    contrast). The margin, as wide as the ink is tall, keeps what stands round it (a form's box, a line;
+    a minus before a number) for the steps after to see. Else None."""
+    h, w = gray.shape
+    if side < ZOOM_GAIN * max(h, w):
+        return None
+    try:
+        x, sigma = ink_above_paper(gray)
+        coarse, f = _coarse(x)
+        peak = float(coarse.max())
+        r0, r1, c0, c1 = _ink_box(coarse, max(BOX_LEVEL * peak, GRAIN * sigma / f))
+    except NoInk:
+        return None
+    r0, r1, c0, c1 = r0 * f, (r1 + 1) * f, c0 * f, (c1 + 1) * f
+    size = r1 - r0 if lines else max(r1 - r0, c1 - c0)
+    if size > ZOOM_INK:
+        return None
+    m = max(size, 8)
+    return max(0, r0 - m), min(h, r1 + m), max(0, c0 - m), min(w, c1 + m)
+
+
+def cut_out(
+    data: bytes, max_pixels: int, img: Image.Image, box: tuple[int, int, int, int], shape: tuple[int, int]
+) -> tuple[Image.Image, tuple[int, int]]:
+    """``small_writing``'s ``box`` in a reduced copy (``shape``) of the picture ``img`` was decoded into,
+    cut out of the picture at full resolution (a JPEG decoded again, whole), and where its top left
+    corner lies in the picture."""
+    if img.format in ("JPEG", "MPO"):  # decoded at a reduced scale
+        img = decode_image(data, max_pixels, reduced=False)
+    (r0, r1, c0, c1), (h, w) = box, shape
+    sy, sx = img.size[1] / h, img.size[0] / w
+    left, top = round(c0 * sx), round(r0 * sy)
+    return img.crop((left, top, round(c1 * sx), round(r1 * sy))), (left, top)

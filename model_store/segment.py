@@ -17,10 +17,19 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .components import component_boxes, grown, label_components, loops_round_writing
-from .decode import ImageTooLarge, NoInk, decode_image, to_gray
+from .decode import ImageTooLarge, NoInk, decode_image, full_size, to_gray
 from .guides import page_guides_removed
 from .marks import Mark, find_marks
-from .preprocess import GRAIN, GUIDE_LEVEL, MIN_FLOOR, ink_above_paper, ink_to_mnist, stroke_width
+from .preprocess import (
+    GRAIN,
+    GUIDE_LEVEL,
+    MIN_FLOOR,
+    cut_out,
+    ink_above_paper,
+    ink_to_mnist,
+    small_writing,
+    stroke_width,
+)
 
 INK = 0.2  # ink-map level at which a pixel belongs to a stroke (antialiased edges are added back)
 SPECK_AREA = 0.04  # a component under this share of the largest one's area ...
@@ -131,14 +140,15 @@ class Page:
     lines: list[list[Part]]  # top to bottom; each the rule-based digits left to right
     components: list[Part]  # every connected stroke, specks and marks left out
     scale: tuple[float, float]  # picture pixels per ink pixel (x, y)
+    offset: tuple[int, int] = (0, 0)  # where the ink's (0, 0) lies in the picture (x, y)
     marks: list[Mark] = field(default_factory=list)  # punctuation between the digits (``marks``)
 
     def box(self, parts: list[Part]) -> tuple[int, int, int, int]:
         """x0, y0, x1, y1 of some parts together, in the picture's own pixels."""
-        sx, sy = self.scale
+        (sx, sy), (ox, oy) = self.scale, self.offset
         x0, y0 = min(p.x0 for p in parts), min(p.y0 for p in parts)
         x1, y1 = max(p.x1 for p in parts), max(p.y1 for p in parts)
-        return int(x0 * sx), int(y0 * sy), int(np.ceil(x1 * sx)), int(np.ceil(y1 * sy))
+        return ox + int(x0 * sx), oy + int(y0 * sy), ox + int(np.ceil(x1 * sx)), oy + int(np.ceil(y1 * sy))
 
     def fit(self, parts: list[Part]) -> np.ndarray | None:
         """The ink of these parts alone (their neighbours' strokes masked out), through ``ink_to_mnist``;
@@ -159,8 +169,12 @@ class Page:
             return None
 
 
-def read_page(gray: np.ndarray, max_digits: int = 32, scale: tuple[float, float] = (1.0, 1.0)) -> Page:
-    """Gray picture (any polarity, 0..1) -> its Page. Raises NoInk, TooManyDigits."""
+def read_page(
+    gray: np.ndarray, max_digits: int = 32, scale: tuple[float, float] = (1.0, 1.0),
+    offset: tuple[int, int] = (0, 0),
+) -> Page:  # fmt: skip
+    """Gray picture (any polarity, 0..1) -> its Page; ``scale`` and ``offset`` place it in the uploaded
+    picture (boxes are that picture's pixels). Raises NoInk, TooManyDigits."""
     x = ink_map(gray)
     labels, n = label_components(x > INK)
     if n == 0:
@@ -183,7 +197,7 @@ def read_page(gray: np.ndarray, max_digits: int = 32, scale: tuple[float, float]
     found = sum(len(line) for line in lines)
     if found > max_digits:
         raise TooManyDigits(found, max_digits)
-    page = Page(x, labels, lines, parts, scale)
+    page = Page(x, labels, lines, parts, scale, offset)
     line_of = {label: i for i, line in enumerate(writing) for q in line for label in q.labels}
     page.marks = [
         Mark(char, page.box(mark_parts), line_of[anchor])
@@ -196,9 +210,15 @@ def read_page(gray: np.ndarray, max_digits: int = 32, scale: tuple[float, float]
 def page_bytes(data: bytes, max_pixels: int, max_digits: int = 32) -> Page:
     """Encoded image bytes -> its Page. Raises the decoder's ImageErrors, NoInk and TooManyDigits."""
     img = decode_image(data, max_pixels)
-    width, height = img.size
+    width, height = full_size(img)  # a JPEG is decoded at a reduced scale: boxes are the picture's own
     gray = to_gray(img)  # reduced to at most WORK_SIZE per side: boxes are scaled back
-    return read_page(gray, max_digits, scale=(width / gray.shape[1], height / gray.shape[0]))
+    box = small_writing(gray, max(width, height), lines=True)
+    if box is None:
+        return read_page(gray, max_digits, scale=(width / gray.shape[1], height / gray.shape[0]))
+    cut, offset = cut_out(data, max_pixels, img, box, gray.shape)  # a small number on a large page
+    gray = to_gray(cut)
+    scale = (cut.width / gray.shape[1], cut.height / gray.shape[0])
+    return read_page(gray, max_digits, scale=scale, offset=offset)
 
 
 def segment(

@@ -481,6 +481,27 @@ def dithered(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     return _encode((page > screen).astype(np.float32))
 
 
+def page_scan(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """A whole page scanned with one digit written on it, as an office scanner or a fax sends it: A5 to
+    A4 at 150-300 dpi (up to 2480x3508), the digit 0.6-1.5 cm tall anywhere in the page's middle 80%;
+    gray with the scanner's grain (PNG), or thresholded to 1 bit (Group 4 TIFF) in one scan of three."""
+    dpi = rng.uniform(150, 300)
+    width, height = (round(dpi * cm / 2.54) for cm in ((14.8, 21.0) if rng.random() < 0.5 else (21.0, 29.7)))
+    tall = dpi * rng.uniform(0.6, 1.5) / 2.54  # the digit's 20-px box, in the page's pixels
+    side = max(8, round(tall * 28 / 20))
+    ink = _ink(u8, side)
+    top = int(rng.integers(height // 10, height - height // 10 - side))
+    left = int(rng.integers(width // 10, width - width // 10 - side))
+    page = np.full((height, width), rng.uniform(0.9, 1.0), np.float32)
+    pen = rng.uniform(0.0, 0.3)
+    page[top : top + side, left : left + side] += (pen - page[0, 0]) * ink
+    if rng.random() < 1 / 3:
+        return _encode(Image.fromarray(_u8(page)).point(lambda v: 255 if v > 128 else 0, "1"), "TIFF",
+                       compression="group4")  # fmt: skip
+    grain = rng.normal(0.0, 0.01, (height, width)).astype(np.float32)
+    return _encode(page + grain)
+
+
 # family -> corruptions, in the order the tables show them
 FAMILIES: dict[str, dict[str, Corruption]] = {
     "clean": {"clean": clean},
@@ -500,7 +521,7 @@ FAMILIES: dict[str, dict[str, Corruption]] = {
         "photo_of_note": photo_of_note,  # appended after it, for the same reason
         "form_field": form_field,  # and this after that
     },
-    "scan": {"dithered": dithered},  # last, for the same reason
+    "scan": {"dithered": dithered, "page_scan": page_scan},  # last, for the same reason
 }
 CORRUPTIONS: dict[str, Corruption] = {n: f for fam in FAMILIES.values() for n, f in fam.items()}
 FAMILY_OF: dict[str, str] = {n: fam for fam, group in FAMILIES.items() for n in group}

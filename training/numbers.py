@@ -14,7 +14,9 @@ Families, each a list of (gray uint8 picture, the number's text), 1-8 digits:
   margin line down its side in most pages;
 - ``marks``: numbers with punctuation (12.5, 1,000, 3,5, -42, 12:30, 10-20), written with the pen or
   typeset (one in four);
-- ``turned_forms``: ``forms`` photographed turned 2-8 degrees either way.
+- ``turned_forms``: ``forms`` photographed turned 2-8 degrees either way;
+- ``page_scans``: the pen strokes 0.6-1.5 cm tall on a whole page scanned at 150-300 dpi (A5 or A4, up to
+  2480x3508), gray with grain, or thresholded to two levels in one scan of three.
 
 ``fit-reader`` fits on ``DIGIT_FAMILIES``: digits alone, on level pages.
 """
@@ -38,7 +40,7 @@ Stroke = list[tuple[float, float]]
 Sample = tuple[np.ndarray, str]
 
 DIGIT_FAMILIES = ("mnist", "strokes", "touching", "fonts", "photos", "forms", "notebook")
-FAMILIES = (*DIGIT_FAMILIES, "marks", "turned_forms")
+FAMILIES = (*DIGIT_FAMILIES, "marks", "turned_forms", "page_scans")
 PAD_HEIGHT = 280  # the wide pad on the page is 3:1 at this height
 PAD_WIDTH = 840
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
@@ -385,6 +387,27 @@ def font_number(text: str, rng: np.random.Generator) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------- sets
 
 
+def page_scan_number(text: str, rng: np.random.Generator) -> np.ndarray:
+    """The pen-stroke number on a whole page scanned at 150-300 dpi (A5 or A4, portrait), its digits
+    0.6-1.5 cm tall anywhere in the page's middle 80%: gray with the scanner's grain, or thresholded to
+    two levels (a 1-bit scan) in one of three."""
+    dpi = rng.uniform(150, 300)
+    width, height = (round(dpi * cm / 2.54) for cm in ((14.8, 21.0) if rng.random() < 0.5 else (21.0, 29.7)))
+    tall = dpi * rng.uniform(0.6, 1.5) / 2.54 / 0.7  # the pad's digits are about 0.7 of its height
+    w, h = min(round(tall * PAD_WIDTH / PAD_HEIGHT), width * 8 // 10), round(tall)
+    ink = 1.0 - stroke_number(text, rng).astype(np.float32) / 255.0
+    ink = np.asarray(Image.fromarray(ink, "F").resize((w, h), Image.Resampling.BILINEAR))
+    top = int(rng.integers(height // 10, height - height // 10 - h))
+    left = int(rng.integers(width // 10, width - width // 10 - w + 1))
+    paper, pen = rng.uniform(0.9, 1.0), rng.uniform(0.0, 0.3)
+    page = np.full((height, width), paper, np.float32)
+    page[top : top + h, left : left + w] += (pen - paper) * np.clip(ink, 0.0, 1.0)
+    if rng.random() < 1 / 3:
+        return np.where(page > 0.5, 255, 0).astype(np.uint8)
+    page += rng.normal(0.0, 0.01, page.shape).astype(np.float32)
+    return np.clip(np.round(page * 255.0), 0, 255).astype(np.uint8)
+
+
 def random_number(rng: np.random.Generator, max_digits: int = 8) -> str:
     n = int(rng.integers(1, max_digits + 1))
     return "".join(str(d) for d in rng.integers(0, 10, n))
@@ -441,6 +464,8 @@ def make_family(
         make = lambda t: turned(form_number(t, rng), rng.uniform(2.0, 8.0) * rng.choice([-1, 1]))  # noqa: E731
     elif family == "marks":
         make = lambda t: font_number(t, rng) if rng.random() < 0.25 else marked_number(t, rng)  # noqa: E731
+    elif family == "page_scans":
+        make = lambda t: page_scan_number(t, rng)  # noqa: E731
     else:
         raise ValueError(f"unknown family {family!r}; choose from {FAMILIES}")
     out = []

@@ -281,3 +281,45 @@ def test_a_dash_is_not_cut_up_as_touching_digits() -> None:
     assert len(line) == 3  # each bar whole, and the 7
     seven = max(line, key=lambda p: p.height)
     assert reading_module._height(page, line) == seven.height
+
+
+@pytest.mark.parametrize("turn", [None, 6])  # 6: the camera held sideways, "rotate 90 CW to display"
+def test_boxes_of_a_large_jpeg_are_in_its_own_pixels(turn: int | None) -> None:
+    """A JPEG is decoded at a reduced scale; the boxes are still the uploaded picture's pixels, as a
+    PNG of the same picture gives them, the orientation tag applied."""
+    from model_store.segment import page_bytes
+    from testkit.images import png_bytes
+    from training.numbers import stroke_number
+
+    page = Image.fromarray(255 - stroke_number("2026", np.random.default_rng(0))).resize((2400, 800))
+    exif = Image.Exif()
+    stored = page
+    if turn:
+        exif[0x0112] = turn
+        stored = page.transpose(Image.Transpose.ROTATE_90)  # what the camera stored
+    as_png = page_bytes(png_bytes(page), 10**8)
+    as_jpeg = page_bytes(png_bytes(stored, fmt="JPEG", quality=92, exif=exif.tobytes()), 10**8)
+    want = [as_png.box(line) for line in as_png.lines]
+    got = [as_jpeg.box(line) for line in as_jpeg.lines]
+    assert len(got) == len(want) == 1
+    assert np.abs(np.subtract(got, want)).max() < 0.02 * 2400, (got, want)
+
+
+def test_a_small_number_on_a_whole_page_scan_is_cut_out_and_boxed_where_it_is_written() -> None:
+    """ "2026" 1 cm tall on an A4 page at 300 dpi: 8 px tall in the reduced copy, it is cut out of the
+    page anew; its four digits are found, boxed in the page's own pixels."""
+    from model_store.segment import page_bytes
+    from testkit.images import png_bytes
+    from training.numbers import stroke_number
+
+    number = Image.fromarray(stroke_number("2026", np.random.default_rng(0))).resize((510, 170))
+    page = Image.new("L", (2480, 3508), 250)
+    page.paste(number, (1300, 2400))
+    found = page_bytes(png_bytes(page), 10**8)
+    assert [len(line) for line in found.lines] == [4]
+    x0, y0, x1, y1 = found.box(found.lines[0])
+    assert 1300 <= x0 < x1 <= 1810 and 2400 <= y0 < y1 <= 2570, (x0, y0, x1, y1)
+    alone = page_bytes(png_bytes(number), 10**8)  # the same number on a picture of its own size
+    pairs = zip(found.lines[0], alone.lines[0], strict=True)
+    scores = [similarity(found.fit([a]), alone.fit([b])) for a, b in pairs]
+    assert min(scores) > 0.9, np.round(scores, 3)  # fitted from the 8 px copy: 0.81-0.88
