@@ -7,7 +7,7 @@
 #   peers.txt       the harness's table, under a header like `make bench-peers` writes
 #   triton-smoke.log  PyTriton's own log from a short start before the run (why it failed, if it did)
 #   peers-dmon.log  the GPU's load meanwhile;  scaling.*  bench.scaling's json, markdown and log
-# Here first:  bash scripts/peers_kit.sh   (-> .device/peers, 40 MB)
+# Here first:  bash scripts/peers_kit.sh   (-> .device/peers, 42 MB)
 # There:       source scripts/device_env.sh && COMMIT=<short sha> bash scripts/gpu_peers.sh
 #              (carry [".device/whl", ".device/deb", ".device/peers"])
 # Knobs: SECONDS_64 (wrk seconds at 64 connections, 8), ONLY (systems, comma-separated), PEERS_DEVICE
@@ -49,12 +49,19 @@ fi
 
 # Triton's Python stub links libpython3.12.so.1.0, which must be the one whose standard library this
 # python3 runs (a mismatch fails inside the stub): its LIBDIR, else wherever the system keeps it.
+"$py" -c "import sys, sysconfig as c; print('python3:', sys.version.split()[0], sys.base_prefix, \
+c.get_config_var('LIBDIR'), 'shared' if c.get_config_var('Py_ENABLE_SHARED') else 'static')"
 libdir=$("$py" -c "import sysconfig; print(sysconfig.get_config_var('LIBDIR') or '')")
+found=""
 for d in "$libdir" /usr/lib/x86_64-linux-gnu /usr/local/lib; do
-  if [ -n "$d" ] && [ -e "$d/libpython3.12.so.1.0" ]; then
-    export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; break
-  fi
+  if [ -n "$d" ] && [ -e "$d/libpython3.12.so.1.0" ]; then found=$d; break; fi
 done
+# None there: Ubuntu's own build of the library, when python3 is Ubuntu's (scripts/peers_kit.sh).
+if [ -z "$found" ] && [ -f "$kit/libpython3.12.deb" ] && [ "$("$py" -c 'import sys; print(sys.base_prefix)')" = /usr ]; then
+  dpkg -x "$kit/libpython3.12.deb" /tmp/libpython && found=/tmp/libpython/usr/lib/x86_64-linux-gnu
+fi
+echo "libpython3.12.so.1.0: ${found:-none found}"
+[ -z "$found" ] || export LD_LIBRARY_PATH=$found${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 /tmp/peers-venv/bin/python -c "import litserve, numpy, pytriton.triton, tritonclient.http; print('peers import: ok, numpy', numpy.__version__)" || exit 1
 
 # A short start of the Triton peer first, with its log kept: the harness discards the servers' output

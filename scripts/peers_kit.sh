@@ -9,7 +9,8 @@
 #                   55 MB, mostly stubs for five other Pythons and the libpython3.13 they bring
 #   numpy1.tar.xz   numpy 1.x for the peers alone, as in their venv here: PyTriton 0.7 under numpy 2
 #                   answers empty tensors and its stub dies on BYTES inputs (seen on a 3.12 stand-in)
-# About 40 MB, xz-packed to fit the 64 MiB a call carries. A call carries [".device/whl", ".device/deb",
+#   libpython3.12.deb  Ubuntu 24.04's shared libpython, should the machine lack it (Triton's stub needs it)
+# About 42 MB, xz-packed to fit the 64 MiB a call carries. A call carries [".device/whl", ".device/deb",
 # ".device/peers"] (not .device/data: the training set is 11 MB the comparison does not need) and runs
 #   source scripts/device_env.sh && bash scripts/gpu_peers.sh
 set -euo pipefail
@@ -81,6 +82,18 @@ tar cJf "$kit/site.tar.xz" -C "$tmp/site" .
 python3 -m pip install -q --root-user-action=ignore --no-compile $py312 --target "$tmp/numpy" "numpy==$numpy" 2>&1 | quiet
 find "$tmp/numpy" -type d -name tests -prune -exec rm -rf {} +
 tar cJf "$kit/numpy1.tar.xz" -C "$tmp/numpy" .
+
+# Triton's stub links libpython3.12.so.1.0. The machine's python3 is Ubuntu 24.04's 3.12.3 in a venv
+# (KINDS.md), whose shared library is a package of its own that may not be installed there: the latest
+# noble-updates build travels, used only when the machine has none (it needs glibc 2.38: not testable here).
+ubuntu=http://archive.ubuntu.com/ubuntu
+deb=$(curl -fsSL "$ubuntu/dists/noble-updates/main/binary-amd64/Packages.gz" | gunzip \
+  | awk '/^Package: libpython3.12t64$/ {p = 1} p && /^Filename:/ {print $2; exit}') || true
+if [ -n "$deb" ] && curl -fsSL -o "$kit/libpython3.12.deb" "$ubuntu/$deb"; then
+  echo "libpython3.12 fallback: $(basename "$deb")"
+else
+  echo "warning: no libpython3.12 .deb from $ubuntu: Triton runs there only if the machine has the library" >&2
+fi
 
 raw=""
 for root in "${DATA_ROOT:-}" ../shared/data .devdata .device/data; do
