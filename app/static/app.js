@@ -334,7 +334,7 @@ pad.addEventListener("change", (e) => {
   prompt.hidden = !empty || state.file !== null;
   $("undo").disabled = empty;
   padWrap.dataset.strokes = String(pad.strokeCount());
-  $("pad-message").textContent = state.file ? fileNote(state.file) : "";
+  say(state.file ? fileNote(state.file) : "", "note");
   if (empty && !state.file) resetResults();
   else schedule(e.detail.final);
 });
@@ -343,7 +343,7 @@ function clearAll() {
   state.file = null;
   pad.clear();
   prompt.hidden = false;
-  $("pad-message").textContent = "";
+  say("");
   resetResults();
 }
 
@@ -358,22 +358,35 @@ async function useFile(file) {
     pad.setImage(source, background);
   } catch (err) {
     if (!(err instanceof UndecodableImage)) {
-      $("pad-message").textContent = err.message;
+      say(err.message);
       return;
     }
     // HEIC or TIFF, say: the server reads what the browser cannot show, so the file goes as it is.
-    const image = await readDataURL(file);
+    let image;
+    try {
+      image = await readDataURL(file);
+    } catch (readErr) {
+      say(`Could not read ${file.name || "the file"}: ${readErr && readErr.message}`);
+      return;
+    }
     state.file = null;
     pad.clear();
     state.file = { name: file.name || "the file", image };
     prompt.hidden = true;
-    $("pad-message").textContent = fileNote(state.file);
+    say(fileNote(state.file), "note");
     predictNow();
   }
 }
 
+/** The line under the pad: a note (a picture the pad cannot show) or an error (the default). */
+function say(text, kind = "error") {
+  const el = $("pad-message");
+  el.textContent = text;
+  el.dataset.kind = kind;
+}
+
 function fileNote(file) {
-  return `This browser cannot show ${file.name}: the models read it on the server (their input is shown below).`;
+  return `This browser cannot show ${file.name}: the models read it on the server (the input they saw is shown).`;
 }
 
 function readDataURL(file) {

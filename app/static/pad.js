@@ -208,10 +208,6 @@ function drawImageFit(ctx, item, width, height) {
   ctx.drawImage(source, (width - w * s) / 2, (height - h * s) / 2, w * s, h * s);
 }
 
-/**
- * Decode an image file and pick the background it should sit on: images with a transparent
- * background get black behind light ink and white behind dark ink, so the ink stays visible.
- */
 /** The browser could not decode the file (HEIC and TIFF in most browsers); the server can. */
 export class UndecodableImage extends Error {}
 
@@ -224,6 +220,10 @@ async function serverReads(file) {
   return tiff || text(4, 8) === "ftyp";
 }
 
+/**
+ * Decode an image file and pick the background it should sit on: images with a transparent
+ * background get black behind light ink and white behind dark ink, so the ink stays visible.
+ */
 export async function loadImageFile(file) {
   if (file.type && !file.type.startsWith("image/")) {
     throw new Error(`${file.name || "The file"} is not an image (${file.type})`);
