@@ -83,8 +83,8 @@ python3 -m pip install -q --root-user-action=ignore --no-compile $py312 --target
 find "$tmp/numpy" -type d -name tests -prune -exec rm -rf {} +
 tar cJf "$kit/numpy1.tar.xz" -C "$tmp/numpy" .
 
-# Triton's stub links libpython3.12.so.1.0. The machine's python3 is Ubuntu 24.04's 3.12.3 in a venv
-# (KINDS.md), whose shared library is a package of its own that may not be installed there: the latest
+# Triton's stub links libpython3.12.so.1.0. The machine's python3 is 3.12.3 in a venv (KINDS.md), most
+# likely Ubuntu 24.04's, whose shared library is a package of its own that may not be installed there: the latest
 # noble-updates build travels, used only when the machine has none (it needs glibc 2.38: not testable here).
 ubuntu=http://archive.ubuntu.com/ubuntu
 deb=$(curl -fsSL "$ubuntu/dists/noble-updates/main/binary-amd64/Packages.gz" | gunzip \
