@@ -126,8 +126,8 @@ def decode_image(data: bytes, max_pixels: int, reduced: bool = True) -> Image.Im
     if width < 1 or height < 1:
         raise NotAnImage("image has no pixels")
     try:
-        if reduced and img.format in ("JPEG", "MPO"):
-            img.draft("L", (WORK_SIZE, WORK_SIZE))  # decode JPEG at reduced scale, straight to gray
+        if img.format in ("JPEG", "MPO"):  # straight to gray (a third of the memory), at reduced scale
+            img.draft("L", (WORK_SIZE, WORK_SIZE) if reduced else img.size)
         img.load()
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         raise ImageTooLarge(f"decompression bomb refused: {exc}") from exc
