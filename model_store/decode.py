@@ -148,10 +148,6 @@ def full_size(img: Image.Image) -> tuple[int, int]:
     return img.info.get(FULL_SIZE, img.size)
 
 
-def full_side(img: Image.Image) -> int:
-    return max(full_size(img))
-
-
 def to_gray(img: Image.Image) -> np.ndarray:
     """Pillow image (any mode) -> gray float32 0..1 at most WORK_SIZE per side, alpha composited."""
     factor = math.ceil(max(img.size) / WORK_SIZE)

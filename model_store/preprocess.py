@@ -32,7 +32,7 @@ from .decode import (
     configure,
     decode_base64,
     decode_image,
-    full_side,
+    full_size,
     to_gray,
 )
 from .guides import guides_removed
@@ -666,10 +666,10 @@ def preprocess_bytes(data: bytes, max_pixels: int) -> np.ndarray:
     img = decode_image(data, max_pixels)
     seen = to_gray(img)
     gray = _surface_removed(seen)
-    box = small_writing(gray, full_side(img))
+    box = small_writing(gray, max(full_size(img)))
     if box is None:
         return to_mnist(gray)
-    cut = to_gray(cut_out(data, max_pixels, img, box, gray.shape)[0])
+    cut = cut_out(data, max_pixels, img, box, gray.shape)[0]
     # What the surface step painted in the cut is painted there too: found anew, a digit that fills the
     # cut would be taken for a sheet.
     r0, r1, c0, c1 = box
@@ -710,13 +710,15 @@ def small_writing(gray: np.ndarray, side: int, lines: bool = False) -> tuple[int
 
 def cut_out(
     data: bytes, max_pixels: int, img: Image.Image, box: tuple[int, int, int, int], shape: tuple[int, int]
-) -> tuple[Image.Image, tuple[int, int]]:
+) -> tuple[np.ndarray, tuple[float, float], tuple[int, int]]:
     """``small_writing``'s ``box`` in a reduced copy (``shape``) of the picture ``img`` was decoded into,
-    cut out of the picture at full resolution (a JPEG decoded again, whole), and where its top left
-    corner lies in the picture."""
+    cut out of the picture at full resolution (a JPEG decoded again, whole), gray as ``to_gray`` makes
+    it; the picture's pixels per pixel of it (x, y), and where its top left corner lies in the picture."""
     if img.format in ("JPEG", "MPO"):  # decoded at a reduced scale
         img = decode_image(data, max_pixels, reduced=False)
     (r0, r1, c0, c1), (h, w) = box, shape
     sy, sx = img.size[1] / h, img.size[0] / w
     left, top = round(c0 * sx), round(r0 * sy)
-    return img.crop((left, top, round(c1 * sx), round(r1 * sy))), (left, top)
+    cut = img.crop((left, top, round(c1 * sx), round(r1 * sy)))
+    gray = to_gray(cut)
+    return gray, (cut.width / gray.shape[1], cut.height / gray.shape[0]), (left, top)

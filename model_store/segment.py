@@ -215,9 +215,7 @@ def page_bytes(data: bytes, max_pixels: int, max_digits: int = 32) -> Page:
     box = small_writing(gray, max(width, height), lines=True)
     if box is None:
         return read_page(gray, max_digits, scale=(width / gray.shape[1], height / gray.shape[0]))
-    cut, offset = cut_out(data, max_pixels, img, box, gray.shape)  # a small number on a large page
-    gray = to_gray(cut)
-    scale = (cut.width / gray.shape[1], cut.height / gray.shape[0])
+    gray, scale, offset = cut_out(data, max_pixels, img, box, gray.shape)  # a small number on a large page
     return read_page(gray, max_digits, scale=scale, offset=offset)
 
 

@@ -15,25 +15,8 @@ kit=.device
 venv=${VENV:-.venv}
 [ -x "$venv/bin/python" ] || { echo "no $venv: run 'make .venv/.installed-dev' first" >&2; exit 1; }
 
-# The web stack and everything it needs (the closure of its requirements in this venv, extras and
-# back-ports left out), pinned to this venv's versions.
-pins=$("$venv/bin/python" - <<'EOF'
-import re
-from importlib.metadata import distribution
-
-todo, seen = ["fastapi", "uvicorn", "httptools", "python-multipart", "pydantic-settings"], {}
-while todo:
-    dist = distribution(todo.pop())
-    name = dist.metadata["Name"].lower().replace("_", "-")
-    if name in seen:
-        continue
-    seen[name] = dist.version
-    for req in dist.requires or []:
-        if "extra ==" not in req and 'python_version < "3.1' not in req:
-            todo.append(re.split(r"[\s\[<>=!~;(]", req, maxsplit=1)[0])
-print(" ".join(f"{n}=={v}" for n, v in sorted(seen.items())))
-EOF
-)
+# The web stack and everything it needs, pinned to this venv's versions.
+pins=$("$venv/bin/python" scripts/wheel_pins.py fastapi uvicorn httptools python-multipart pydantic-settings)
 rm -rf "$kit/whl" && mkdir -p "$kit/whl" "$kit/deb" "$kit/data/MNIST/raw"
 # shellcheck disable=SC2086  # one argument per pin
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \

@@ -28,33 +28,9 @@ on_machine=" aiohappyeyeballs aiohttp aiosignal annotated-doc anyio attrs certif
   packaging propcache protobuf pygments pyyaml rich shellingham typer typing-extensions typing-inspect
   urllib3 uvloop wrapt yarl zipp "
 carried=$(ls .device/whl | sed -E 's/-[0-9].*//; s/_/-/g' | tr '[:upper:]' '[:lower:]' | tr '\n' ' ')
-pins=$("$venv/bin/python" - "$on_machine $carried" <<'PY'
-import re
-import sys
-from importlib.metadata import PackageNotFoundError, distribution
-
-skip = set(sys.argv[1].split())
-extras = {"tritonclient": {"grpc", "http"}, "uvicorn": {"standard"}}
-todo, seen = ["nvidia-pytriton", "litserve", "tritonclient"], {}
-while todo:
-    try:
-        dist = distribution(todo.pop())
-    except PackageNotFoundError:  # an optional need this venv never installed
-        continue
-    name = dist.metadata["Name"].lower().replace("_", "-").replace(".", "-")
-    if name in seen:
-        continue
-    seen[name] = dist.metadata["Name"], dist.version
-    for req in dist.requires or []:
-        extra = re.search(r'extra == "([^"]+)"', req)
-        if extra and extra.group(1) not in extras.get(name, set()):
-            continue
-        if 'python_version < "3.1' in req or "win32" in req or "Windows" in req:
-            continue
-        todo.append(re.split(r"[\s\[<>=!~;(]", req, maxsplit=1)[0])
-print(" ".join(f"{n}=={v}" for key, (n, v) in sorted(seen.items()) if key not in skip))
-PY
-)
+# shellcheck disable=SC2086  # one argument per name
+pins=$("$venv/bin/python" scripts/wheel_pins.py nvidia-pytriton litserve tritonclient \
+  --extras tritonclient=grpc,http uvicorn=standard --skip $on_machine $carried)
 numpy=$("$venv/bin/python" -c "import numpy; print(numpy.__version__)")
 py312="--python-version 3.12 --implementation cp --only-binary=:all: --no-deps
   --platform manylinux_2_35_x86_64 --platform manylinux_2_28_x86_64 --platform manylinux_2_26_x86_64

@@ -481,25 +481,44 @@ def dithered(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     return _encode((page > screen).astype(np.float32))
 
 
-def page_scan(u8: np.ndarray, rng: np.random.Generator) -> bytes:
-    """A whole page scanned with one digit written on it, as an office scanner or a fax sends it: A5 to
-    A4 at 150-300 dpi (up to 2480x3508), the digit 0.6-1.5 cm tall anywhere in the page's middle 80%;
-    gray with the scanner's grain (PNG), or thresholded to 1 bit (Group 4 TIFF) in one scan of three."""
+def page_format(rng: np.random.Generator) -> tuple[float, int, int]:
+    """A page as an office scanner or a fax sends it: A5 or A4, portrait, at 150-300 dpi: (dpi, width,
+    height) in pixels."""
     dpi = rng.uniform(150, 300)
     width, height = (round(dpi * cm / 2.54) for cm in ((14.8, 21.0) if rng.random() < 0.5 else (21.0, 29.7)))
+    return dpi, width, height
+
+
+def scanned(
+    size: tuple[int, int], ink: np.ndarray, top: int, left: int, rng: np.random.Generator
+) -> tuple[np.ndarray, bool]:
+    """Ink coverage laid on a page of ``size`` (width, height) at (top, left), paper 0.9-1.0 and pen 0-0.3
+    -> (the page 0..1, whether it is scanned to 1 bit): one scan of three is (the caller thresholds it),
+    the others carry the scanner's grain."""
+    width, height = size
+    paper, pen = rng.uniform(0.9, 1.0), rng.uniform(0.0, 0.3)
+    page = np.full((height, width), paper, np.float32)
+    h, w = ink.shape
+    page[top : top + h, left : left + w] += (pen - paper) * np.clip(ink, 0.0, 1.0)
+    if rng.random() < 1 / 3:
+        return page, True
+    return page + rng.normal(0.0, 0.01, page.shape).astype(np.float32), False
+
+
+def page_scan(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """A whole page scanned with one digit written on it (``page_format``, ``scanned``), the digit
+    0.6-1.5 cm tall anywhere in the page's middle 80%: gray PNG, or a 1-bit Group 4 TIFF."""
+    dpi, width, height = page_format(rng)
     tall = dpi * rng.uniform(0.6, 1.5) / 2.54  # the digit's 20-px box, in the page's pixels
     side = max(8, round(tall * 28 / 20))
     ink = _ink(u8, side)
     top = int(rng.integers(height // 10, height - height // 10 - side))
     left = int(rng.integers(width // 10, width - width // 10 - side))
-    page = np.full((height, width), rng.uniform(0.9, 1.0), np.float32)
-    pen = rng.uniform(0.0, 0.3)
-    page[top : top + side, left : left + side] += (pen - page[0, 0]) * ink
-    if rng.random() < 1 / 3:
+    page, one_bit = scanned((width, height), ink, top, left, rng)
+    if one_bit:
         return _encode(Image.fromarray(_u8(page)).point(lambda v: 255 if v > 128 else 0, "1"), "TIFF",
                        compression="group4")  # fmt: skip
-    grain = rng.normal(0.0, 0.01, (height, width)).astype(np.float32)
-    return _encode(page + grain)
+    return _encode(page)
 
 
 # family -> corruptions, in the order the tables show them

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
-from .corruptions import ruling_lines, sheet_mask
+from .corruptions import page_format, ruling_lines, scanned, sheet_mask
 
 # STROKE_FRACTION: the pen's width as a share of the pad's height, as app/static/pad.js draws
 from .drawn import STROKE_FRACTION, draw_paths
@@ -388,23 +388,18 @@ def font_number(text: str, rng: np.random.Generator) -> np.ndarray:
 
 
 def page_scan_number(text: str, rng: np.random.Generator) -> np.ndarray:
-    """The pen-stroke number on a whole page scanned at 150-300 dpi (A5 or A4, portrait), its digits
-    0.6-1.5 cm tall anywhere in the page's middle 80%: gray with the scanner's grain, or thresholded to
-    two levels (a 1-bit scan) in one of three."""
-    dpi = rng.uniform(150, 300)
-    width, height = (round(dpi * cm / 2.54) for cm in ((14.8, 21.0) if rng.random() < 0.5 else (21.0, 29.7)))
+    """The pen-stroke number on a whole page scanned (``page_format``, ``scanned``), its digits 0.6-1.5 cm
+    tall anywhere in the page's middle 80%: gray, or in two levels (a 1-bit scan)."""
+    dpi, width, height = page_format(rng)
     tall = dpi * rng.uniform(0.6, 1.5) / 2.54 / 0.7  # the pad's digits are about 0.7 of its height
     w, h = min(round(tall * PAD_WIDTH / PAD_HEIGHT), width * 8 // 10), round(tall)
     ink = 1.0 - stroke_number(text, rng).astype(np.float32) / 255.0
     ink = np.asarray(Image.fromarray(ink, "F").resize((w, h), Image.Resampling.BILINEAR))
     top = int(rng.integers(height // 10, height - height // 10 - h))
     left = int(rng.integers(width // 10, width - width // 10 - w + 1))
-    paper, pen = rng.uniform(0.9, 1.0), rng.uniform(0.0, 0.3)
-    page = np.full((height, width), paper, np.float32)
-    page[top : top + h, left : left + w] += (pen - paper) * np.clip(ink, 0.0, 1.0)
-    if rng.random() < 1 / 3:
+    page, one_bit = scanned((width, height), ink, top, left, rng)
+    if one_bit:
         return np.where(page > 0.5, 255, 0).astype(np.uint8)
-    page += rng.normal(0.0, 0.01, page.shape).astype(np.float32)
     return np.clip(np.round(page * 255.0), 0, 255).astype(np.uint8)
 
 
