@@ -2,8 +2,9 @@
 
 For each model: fit the temperature on the validation split the card names (Guo et al. 2017); fit
 class means and a shared covariance of the features on training images (Lee et al. 2018); fit the
-detector MLP (``model_store.digit_detector``) on layer summaries of training digits, drawn digits and
-corrupted training digits against generated outliers, all from *fitting* seeds (``--seed`` + 1, ...);
+detector MLP (``model_store.digit_detector``) on layer summaries of training digits, pen digits (the
+writing styles training teaches), drawn digits and corrupted training digits against generated outliers,
+all from *fitting* seeds (``--seed`` + 1, ...);
 give every candidate digit score (detector, Mahalanobis, energy, max-softmax) the threshold that flags
 a fixed small share of validation digits; measure each on MNIST test digits and on drawn digits,
 corrupted test digits and outliers generated with ``--seed`` (never fitted on); keep the best; write
@@ -44,6 +45,7 @@ from .detector_fit import fit_detector
 from .drawn import drawn_digits
 from .evaluate import UPLOAD_MAX_PIXELS
 from .outliers import FAMILIES, generate_outliers
+from .pen_digits import pen_digits
 from .robustness import preprocess_corrupted
 
 log = logging.getLogger("training")
@@ -73,6 +75,9 @@ def add_calibrate_args(p: argparse.ArgumentParser, settings) -> None:
     )
     p.add_argument("--outliers-per-family", type=int, default=150, help="default: 150")
     p.add_argument("--drawn-per-class", type=int, default=100, help="default: 100")
+    p.add_argument("--pen-digits", type=int, default=2000,
+                   help="pen digits (training.pen_digits) among the digits fitted on; "
+                        "default: 2000")  # fmt: skip
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the outliers, drawn and corrupted digits measured on; the detector is "
                         "fitted on seeds seed+1, seed+2, ...; default: 0")  # fmt: skip
@@ -236,6 +241,7 @@ class Inputs:
     fit_out_x: torch.Tensor  # outliers to fit on (seeds fit_seeds) and their families
     fit_families: torch.Tensor
     fit_drawn_x: torch.Tensor
+    fit_pen_x: torch.Tensor  # the writing styles training adds to MNIST, as training sees them
     fit_corrupted_x: torch.Tensor
     outliers: list
     out_x: torch.Tensor  # outliers to measure on (seed args.seed); out_ok: not refused as empty
@@ -260,6 +266,7 @@ def make_inputs(data: DataBundle, args: argparse.Namespace) -> Inputs:
     drawn_x, drawn_ok = uploads_to_tensor(drawn_png)
     return Inputs(
         data, fit_idx, fit_seeds, fit_out_x, fit_families, drawn_uploads(args, fit_seeds[:2]),
+        _u8(torch.from_numpy(pen_digits(args.pen_digits, fit_seeds[0])[0])[:, None]),
         corrupted_digits(data.train.images, args.corrupted_per_kind, args.seed + 1),
         outliers, out_x, out_ok, len(drawn_png), drawn_labels, drawn_x, drawn_ok,
         corrupted_digits(data.test.images, args.corrupted_per_kind, args.seed),
@@ -284,6 +291,7 @@ def calibrate_checkpoint(directory: Path, args: argparse.Namespace, command: str
     fit_digits = torch.cat([
         train.summaries,
         model_outputs(head, inputs.fit_drawn_x, device).summaries,
+        model_outputs(head, inputs.fit_pen_x, device).summaries,
         model_outputs(head, inputs.fit_corrupted_x, device).summaries,
     ])  # fmt: skip
     detector = fit_detector(fit_digits, fit_out.summaries, epochs=args.detector_epochs, seed=args.seed)
@@ -321,6 +329,7 @@ def calibrate_checkpoint(directory: Path, args: argparse.Namespace, command: str
         "outliers": len(outliers),
         "outliers_fitted_on": len(inputs.fit_out_x),
         "digits_fitted_on": len(fit_digits),
+        "pen_digits_fitted_on": len(inputs.fit_pen_x),
         "corrupted_digits": len(sets["corrupted"].logits),
         "outliers_refused_by_preprocessing": refused,
         "drawn_digits": inputs.drawn_count,
@@ -377,6 +386,53 @@ def calibrate_checkpoint(directory: Path, args: argparse.Namespace, command: str
     return metrics
 
 
+def markdown(results: dict[str, dict]) -> str:
+    """The measurements of ``calibrate_checkpoint`` side by side, one column per model (the README's
+    table)."""
+    models = list(results)
+
+    def row(label: str, cell) -> str:  # noqa: ANN001 - cell: metrics dict -> str
+        return f"| {label} | " + " | ".join(cell(results[m]) for m in models) + " |"
+
+    def pct(x: float) -> str:
+        return f"{100 * x:.1f}%"
+
+    def flags(r: dict) -> str:
+        rates = [pct(r[k]) for k in ("flag_rate_drawn", "flag_rate_corrupted", "outlier_recall")]
+        return f"{100 * r['flag_rate_test']:.2f}% / {' / '.join(rates)} ({r['auroc_test_vs_outliers']:.3f})"
+
+    rows = [
+        f"| | {' | '.join(models)} |",
+        f"|---|{'---|' * len(models)}",
+        row("temperature", lambda m: f"{m['temperature']:.3f}"),
+        row("ECE (15 bins), MNIST test: before -> after",
+            lambda m: f"{pct(m['test_ece_uncalibrated'])} -> {pct(m['test_ece'])}"),
+        row("median confidence, MNIST test: before -> after",
+            lambda m: f"{m['test_median_confidence_uncalibrated']:.3f} -> {m['test_median_confidence']:.4f}"),
+        row("test digits read at >= 0.98", lambda m: pct(m["test_share_confidence_ge_0.98"])),
+        row("drawn digits: accuracy, median confidence",
+            lambda m: f"{pct(m['drawn_accuracy'])}, {m['drawn_median_confidence']:.3f}"),
+        row("digit score chosen", lambda m: m["method"]),
+    ]  # fmt: skip
+    for method in METHODS:
+        rows.append(row(f"{method}: flagged test / drawn / corrupted / outliers (AUROC)",
+                        lambda m, method=method: flags(m["methods"][method])))  # fmt: skip
+    chosen = {results[m]["method"] for m in models}
+    prefix = chosen.pop() if len(chosen) == 1 else "chosen score"
+    for family in FAMILIES:
+
+        def per_family(m: dict, family: str = family) -> str:
+            cell = pct(m["methods"][m["method"]]["outlier_recall_per_family"][family])
+            if "detector_leave_one_family_out" in m:
+                cell += f" (unseen: {pct(m['detector_leave_one_family_out'][family])})"
+            refused = m["outliers_refused_by_preprocessing"][family]
+            return cell + (f" +{pct(refused)} refused as empty" if refused else "")
+
+        rows.append(row(f"{prefix} flags: {family.replace('_', ' ')}", per_family))
+    rows.append(row("calibrate time (2-core CPU)", lambda m: f"{m['seconds']:.0f} s"))
+    return "\n".join(rows)
+
+
 def calibrate_command(argv: list[str]) -> str:
     return f"python -m training {shlex.join(argv)}"
 
@@ -393,6 +449,7 @@ def run_calibrate(args: argparse.Namespace, argv: list[str] | None = None) -> di
         if split not in inputs:
             inputs[split] = make_inputs(load_data(split[0], args.data_root, split[1], split[2]), args)
         results[name] = calibrate_checkpoint(store.path(name), args, command, inputs[split])
+    print(markdown(results))
     return results
 
 
@@ -423,6 +480,8 @@ def calibrate_after_training(
             "4",
             "--drawn-per-class",
             "2",
+            "--pen-digits",
+            "20",
             "--fit-images",
             "2000",
             "--fit-seeds",

@@ -33,7 +33,11 @@ EDGE = 3  # px of paper kept around the ink (the blur spreads up to ~2 px)
 
 # Styles in a box 0.6 wide and 1 tall (x right, y down); one list of strokes per style.
 STYLES: dict[int, list[list[Stroke]]] = {
-    0: [[arc(0.3, 0.5, 0.27, 0.48, 100, 470, 28)], [arc(0.3, 0.5, 0.2, 0.5, 80, 440, 28)]],
+    0: [
+        [arc(0.3, 0.5, 0.27, 0.48, 100, 470, 28)],
+        [arc(0.3, 0.5, 0.2, 0.5, 80, 440, 28)],
+        [arc(0.3, 0.5, 0.27, 0.48, 90, 460, 28), [(-0.08, 0.95), (0.68, 0.04)]],  # slashed through (Ø)
+    ],
     1: [
         [[(0.32, 0.0), (0.3, 1.0)]],  # a plain bar
         [[(0.12, 0.22), (0.34, 0.0), (0.32, 1.0)]],  # continental: a long up-stroke

@@ -6,7 +6,8 @@ turns them back into 28x28 inputs, and each model answers through its ``ServingH
 preprocessing refuses (no ink found) counts as an error. Also counted: how often the model's digit
 score calls a corrupted digit "not a digit" (``is_digit`` false, as the service would answer), and,
 where Fashion-MNIST is on the machine, how often it says so of real pictures that are not digits
-(``training.real_outliers``).
+(``training.real_outliers``), and how it answers digits in other writers' styles
+(``training.writing_styles``).
 Results: a markdown table on stdout, and ``robustness.json`` and ``robustness.png`` in the output
 folder.
 """
@@ -28,6 +29,8 @@ from .data import load_split
 from .evaluate import UPLOAD_MAX_PIXELS, add_store_args, served_answers, serving_heads
 from .real_outliers import fashion_check
 from .real_outliers import markdown as fashion_markdown
+from .writing_styles import markdown as styles_markdown
+from .writing_styles import writing_styles_check
 
 log = logging.getLogger("training")
 
@@ -46,6 +49,9 @@ def add_robustness_args(p: argparse.ArgumentParser, settings) -> None:
         action="store_true",
         help="skip the Fashion-MNIST check (real pictures that are not digits, --limit of them)",
     )
+    p.add_argument("--per-style", type=int, default=100,
+                   help="digits per writing style (training.writing_styles), 0 to skip; "
+                        "default: 100")  # fmt: skip
     p.add_argument("--out-dir", type=Path, default=Path("docs/robustness"),
                    help="where robustness.json and robustness.png go; default: docs/robustness")  # fmt: skip
 
@@ -159,8 +165,10 @@ def run_robustness(args: argparse.Namespace) -> dict:
                  1e6 * t_prep / len(digits), refused[name])  # fmt: skip
     summary = summarise(acc, models, flagged)
     fashion = None if args.no_fashion else fashion_check(heads, args.data_root, args.limit, args.seed)
+    styles = writing_styles_check(heads, args.per_style, args.seed) if args.per_style else None
     result = {"limit": len(digits), "seed": args.seed, "models": models, "accuracy": acc,
-              "not_a_digit": flagged, "refused": refused, **summary, "fashion_mnist": fashion}  # fmt: skip
+              "not_a_digit": flagged, "refused": refused, **summary, "fashion_mnist": fashion,
+              "writing_styles": styles}  # fmt: skip
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / "robustness.json").write_text(json.dumps(result, indent=2) + "\n")
     plot(acc, models, args.out_dir / "robustness.png")
@@ -168,6 +176,9 @@ def run_robustness(args: argparse.Namespace) -> dict:
     if fashion is not None:
         print("\nCalled not a digit, real pictures never generated nor fitted (Fashion-MNIST test):\n")
         print(fashion_markdown(fashion, models))
+    if styles is not None:
+        print(f"\nOther writers' styles, drawn like the page ({args.per_style} each):\n")
+        print(styles_markdown(styles, models))
     for m in models:
         checked = ", ".join(f"{k} {'ok' if v else 'MISSED'}" for k, v in summary["targets"][m].items())
         print(f"targets {m}: {checked or 'none checked (no corruption ran)'}")

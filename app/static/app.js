@@ -378,9 +378,11 @@ async function useFile(file) {
   }
 }
 
-/** The line under the pad: a note (a picture the pad cannot show) or an error (the default). */
+/** The line under the pad: a note (a picture the pad cannot show) or an error (the default). A screen
+ * reader announces an error at once (alert) and a note when it is idle (status). */
 function say(text, kind = "error") {
   const el = $("pad-message");
+  el.setAttribute("role", kind === "note" ? "status" : "alert");
   el.textContent = text;
   el.dataset.kind = kind;
 }

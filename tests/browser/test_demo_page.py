@@ -288,7 +288,7 @@ def test_upload_of_a_non_image_is_refused_on_the_page(page_session, tmp_path):
     page.get_by_test_id("upload").set_input_files(str(bogus))
     message = page.get_by_test_id("pad-message")
     message.wait_for()
-    assert "image" in message.inner_text()
+    assert "image" in message.inner_text() and message.get_attribute("role") == "alert"
     assert page.get_by_test_id("pad-prompt").is_visible()
 
 
@@ -310,6 +310,7 @@ def test_a_picture_chromium_cannot_show_is_read_on_the_server(
     results = settle(page, service.names)
     message = page.get_by_test_id("pad-message").inner_text()
     assert photo.name in message and "server" in message
+    assert page.get_by_test_id("pad-message").get_attribute("role") == "status"  # a note, not an alarm
     assert page.get_by_test_id("pad-prompt").is_hidden()
     assert canvas_stats(page, "input-preview")["bright"] > 20  # the models' 28x28 input is shown
     assert_reads(page, service, results, "4")

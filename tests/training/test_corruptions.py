@@ -41,7 +41,7 @@ def test_robustness_command_smoke(shipped_store: Path, data_root: Path, tmp_path
     parser = argparse.ArgumentParser()
     add_robustness_args(parser, argparse.Namespace(model_store_dir=shipped_store, data_root=data_root))
     args = parser.parse_args(["cnn-mnist", "--limit", "20", "--corruptions", "gaussian_blur",
-                              "--out-dir", str(tmp_path)])  # fmt: skip
+                              "--per-style", "4", "--out-dir", str(tmp_path)])  # fmt: skip
     result = run_robustness(args)
     assert set(result["accuracy"]) == {"gaussian_blur"} and result["limit"] == 20
     assert 0.5 <= result["accuracy"]["gaussian_blur"]["cnn-mnist"] <= 1.0
@@ -51,6 +51,9 @@ def test_robustness_command_smoke(shipped_store: Path, data_root: Path, tmp_path
     assert (tmp_path / "robustness.png").stat().st_size > 1000
     out = capsys.readouterr().out
     assert "| gaussian_blur | blur |" in out and "cnn-mnist: not a digit" in out
+    styles = result["writing_styles"]["styles"]
+    assert styles and all(row["read"].keys() == {"cnn-mnist"} for row in styles.values())
+    assert "| writing style | cnn-mnist: read / not a digit |" in out
     if not (data_root / "FashionMNIST" / "raw").is_dir():
         assert result["fashion_mnist"] is None
         return

@@ -4,16 +4,19 @@ fitted on one seed of them flags another."""
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 
 import numpy as np
 import torch
 from PIL import Image, ImageDraw
 
 from model_store import ModelCard, Preprocessing, create_model
+from model_store.calibration import METHODS
 from model_store.digit_detector import DETECTOR_KEYS, detector_score
 from model_store.preprocess import preprocess_bytes
 from model_store.serving import ServingHead
-from training.calibrate import Outputs, leave_one_family_out, uploads_to_tensor
+from training.calibrate import Outputs, leave_one_family_out, markdown, uploads_to_tensor
 from training.calibration_metrics import flag_rate, threshold_at
 from training.detector_fit import fit_detector
 from training.drawn import PAD_SIZE, drawn_digits
@@ -91,3 +94,17 @@ def test_leave_one_family_out_refits_without_each_family() -> None:
     recall = leave_one_family_out(digits[: 2 * n], outputs(outliers), fams, sets, args, 0.05)
     assert set(recall) == set(FAMILIES)
     assert min(recall.values()) > 0.9, recall
+
+
+def test_calibrate_prints_the_readme_table_from_its_measurements(shipped_store: Path) -> None:
+    results = {m: json.loads((shipped_store / m / "calibration.json").read_text())["metrics"]
+               for m in ("vit-mnist", "cnn-mnist")}  # fmt: skip
+    table = markdown(results).splitlines()
+    assert table[0] == "| | vit-mnist | cnn-mnist |"
+    assert len(table) == 2 + 6 + len(METHODS) + len(FAMILIES) + 1
+    chosen = results["vit-mnist"]["method"]
+    recall = results["vit-mnist"]["methods"][chosen]["outlier_recall"]
+    assert f" / {100 * recall:.1f}% (" in next(r for r in table if r.startswith(f"| {chosen}:"))
+    assert sum(r.startswith(f"| {chosen} flags: ") for r in table) == len(FAMILIES)
+    # the writing styles training teaches are among the digits the shipped detectors were fitted on
+    assert all(m["pen_digits_fitted_on"] == 2000 for m in results.values())
