@@ -20,6 +20,7 @@ import logging
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -391,7 +392,7 @@ def markdown(results: dict[str, dict]) -> str:
     table)."""
     models = list(results)
 
-    def row(label: str, cell) -> str:  # noqa: ANN001 - cell: metrics dict -> str
+    def row(label: str, cell: Callable[[dict], str]) -> str:
         return f"| {label} | " + " | ".join(cell(results[m]) for m in models) + " |"
 
     def pct(x: float) -> str:

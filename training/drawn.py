@@ -218,10 +218,15 @@ def densify(stroke: Stroke, step: float = 0.012) -> Stroke:
 def drawn_digit(digit: int, rng: np.random.Generator) -> Image.Image:
     """One template of ``digit``, jittered; half are densified (sharp corners), half stay curvy."""
     variants = DIGIT_STROKES[digit]
-    strokes = jitter(variants[rng.integers(len(variants))], rng)
+    return drawn_hand(variants[rng.integers(len(variants))], rng)
+
+
+def drawn_hand(strokes: list[Stroke], rng: np.random.Generator) -> Image.Image:
+    """A template drawn by one hand: jittered; half are densified (sharp corners), half stay curvy."""
+    hand = jitter(strokes, rng)
     if rng.random() < 0.5:
-        strokes = [densify(s) for s in strokes]
-    return render_strokes(strokes)
+        hand = [densify(s) for s in hand]
+    return render_strokes(hand)
 
 
 def drawn_digits(per_class: int = 100, seed: int = 0) -> tuple[list[bytes], np.ndarray]:

@@ -6,12 +6,14 @@ import argparse
 import json
 import logging
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from model_store import ModelStore
+from model_store.preprocess import NoInk, preprocess_bytes
 from model_store.serving import ServingHead, resolve_device
 
 from .data import load_data
@@ -20,6 +22,19 @@ from .engine import evaluate
 log = logging.getLogger("training")
 
 UPLOAD_MAX_PIXELS = 25_000_000  # the service's default MAX_IMAGE_PIXELS: uploads are checked as served
+
+
+def preprocess_uploads(uploads: Iterable[bytes], count: int) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` encoded uploads through the serving preprocessing: (count, 28, 28) 0..1 inputs and a mask
+    of the pictures it refused as empty (the service answers 422: no digit score)."""
+    x = np.zeros((count, 28, 28), np.float32)
+    refused = np.zeros(count, bool)
+    for i, data in enumerate(uploads):
+        try:
+            x[i] = preprocess_bytes(data, UPLOAD_MAX_PIXELS)
+        except NoInk:
+            refused[i] = True
+    return x, refused
 
 
 def add_store_args(p: argparse.ArgumentParser, settings) -> None:

@@ -21,12 +21,11 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from model_store.preprocess import NoInk, preprocess_bytes
 from model_store.serving import ServingHead
 
 from .data import FASHION_LABELS, DatasetNotFoundError, load_split
 from .drawn import png_bytes
-from .evaluate import UPLOAD_MAX_PIXELS, served_answers
+from .evaluate import preprocess_uploads, served_answers
 
 log = logging.getLogger("training")
 
@@ -41,14 +40,7 @@ def _upload(item: np.ndarray, size: int) -> bytes:
 def fashion_uploads(items: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     """(N, 28, 28) uint8 items, white on black as stored -> model inputs (N, 28, 28) and a mask of the
     pictures the preprocessing refused (no ink found: the service answers 422, not a digit either)."""
-    x = np.zeros((len(items), 28, 28), np.float32)
-    refused = np.zeros(len(items), bool)
-    for i, item in enumerate(items):
-        try:
-            x[i] = preprocess_bytes(_upload(item, size), UPLOAD_MAX_PIXELS)
-        except NoInk:
-            refused[i] = True
-    return x, refused
+    return preprocess_uploads((_upload(item, size) for item in items), len(items))
 
 
 def fashion_check(heads: dict[str, ServingHead], data_root: Path, limit: int, seed: int) -> dict | None:

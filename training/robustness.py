@@ -22,11 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from model_store.preprocess import NoInk, preprocess_bytes
-
 from .corruptions import CORRUPTIONS, FAMILIES, FAMILY_OF, corrupt
 from .data import load_split
-from .evaluate import UPLOAD_MAX_PIXELS, add_store_args, served_answers, serving_heads
+from .evaluate import add_store_args, preprocess_uploads, served_answers, serving_heads
 from .real_outliers import fashion_check
 from .real_outliers import markdown as fashion_markdown
 from .writing_styles import markdown as styles_markdown
@@ -66,14 +64,7 @@ def _selected(names: list[str] | None) -> list[str]:
 def preprocess_corrupted(name: str, digits: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Corrupt and preprocess every digit: (N, 28, 28) inputs and a mask of those refused."""
     rng = np.random.default_rng([seed, list(CORRUPTIONS).index(name)])
-    x = np.zeros((len(digits), 28, 28), np.float32)
-    refused = np.zeros(len(digits), bool)
-    for i, u8 in enumerate(digits):
-        try:
-            x[i] = preprocess_bytes(corrupt(name, u8, rng), UPLOAD_MAX_PIXELS)
-        except NoInk:
-            refused[i] = True
-    return x, refused
+    return preprocess_uploads((corrupt(name, u8, rng) for u8 in digits), len(digits))
 
 
 def summarise(

@@ -14,11 +14,10 @@ import math
 
 import numpy as np
 
-from model_store.preprocess import NoInk, preprocess_bytes
 from model_store.serving import ServingHead
 
-from .drawn import Stroke, densify, ellipse, jitter, png_bytes, render_strokes
-from .evaluate import UPLOAD_MAX_PIXELS, served_answers
+from .drawn import Stroke, drawn_hand, ellipse, png_bytes
+from .evaluate import preprocess_uploads, served_answers
 
 RING = ellipse(0.5, 0.5, 0.2, 0.31)  # a zero's outline: x 0.30-0.70, y 0.19-0.81
 LOOPED_TWO = [(0.3, 0.3), (0.5, 0.16), (0.68, 0.28), (0.56, 0.5), (0.38, 0.72), (0.28, 0.8), (0.2, 0.74),
@@ -44,17 +43,7 @@ def style_uploads(name: str, count: int, seed: int) -> tuple[np.ndarray, np.ndar
     preprocessing refused (none expected: they are plain strokes on white)."""
     _, strokes = STYLES[name]
     rng = np.random.default_rng([seed, list(STYLES).index(name)])
-    x = np.zeros((count, 28, 28), np.float32)
-    refused = np.zeros(count, bool)
-    for i in range(count):
-        hand = jitter(strokes, rng)
-        if rng.random() < 0.5:
-            hand = [densify(s) for s in hand]
-        try:
-            x[i] = preprocess_bytes(png_bytes(render_strokes(hand)), UPLOAD_MAX_PIXELS)
-        except NoInk:
-            refused[i] = True
-    return x, refused
+    return preprocess_uploads((png_bytes(drawn_hand(strokes, rng)) for _ in range(count)), count)
 
 
 def writing_styles_check(heads: dict[str, ServingHead], per_style: int, seed: int) -> dict:
