@@ -17,7 +17,7 @@ from fastapi import Request
 
 from .errors import ClientDisconnected, DeadlineExceeded, ServiceError, Unavailable
 from .hop import EngineGone, EngineRefused, Op, Reply, Status
-from .inputs import SINGLE, BodyForm, read_payload
+from .inputs import SINGLE, BodyForm, Payload, read_payload
 from .runtime import Runtime, ServedModel
 
 
@@ -73,10 +73,13 @@ def serving(request: Request) -> tuple[Runtime, ServedModel]:
     return runtime, runtime.model_for_inference(request.path_params["name"])
 
 
-async def read_images(request: Request, runtime: Runtime, form: BodyForm = SINGLE) -> list[np.ndarray]:
-    """Read the body and decode it into MNIST-style (28, 28) float32 images."""
+async def read_images(
+    request: Request, runtime: Runtime, form: BodyForm = SINGLE
+) -> tuple[Payload, list[np.ndarray]]:  # fmt: skip
+    """Read the body and decode it into MNIST-style (28, 28) float32 images; the payload as it came
+    (a one-digit route reads it again as a number for its hint, ``app.reading``)."""
     payload = await read_payload(request, runtime.settings, form)
-    return await runtime.decode(payload)
+    return payload, await runtime.decode(payload)
 
 
 async def infer(

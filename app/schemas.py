@@ -119,9 +119,18 @@ class Prediction(BaseModel):
     digit_score: float = Field(description="the score behind is_digit: higher looks more like a digit")
 
 
+class NumberHint(BaseModel):
+    number: str = Field(description="the picture read as a number, as /read reads it")
+    route: str = Field(description="the route that reads numbers: /v1/models/{name}/read")
+    message: str
+
+
 class PredictResponse(Prediction):
     model: str
     timing: Timing
+    hint: NumberHint | None = Field(
+        None, description="only when the picture is not a digit but plainly a number of several digits"
+    )
     input: Image28 | None = Field(None, description="with ?return_input=true: the 28x28 image the model saw")
 
 
@@ -147,6 +156,9 @@ class AttentionResponse(Prediction):
     rollout: list[float] = Field(description="[grid*grid] attention rollout, sums to 1")
     input: Image28
     timing: Timing
+    hint: NumberHint | None = Field(
+        None, description="only when the picture is not a digit but plainly a number of several digits"
+    )
 
 
 # -------------------------------------------------------------------------- Open Inference v2

@@ -63,6 +63,9 @@ class Settings(BaseSettings):
     max_batch_images: int = Field(64, ge=1)
     max_image_pixels: int = Field(25_000_000, ge=784)
     max_digits: int = Field(32, ge=1, le=256, description="marks (digits) one /read picture may hold")
+    number_hints: bool = Field(
+        True, description="a picture /predict calls not a digit is read as a number for `hint`"
+    )
     request_timeout_s: float = Field(10.0, gt=0)
     shutdown_grace_s: float = Field(10.0, ge=0)
     warmup: bool = True

@@ -185,6 +185,22 @@ def choose(
     return best_path(cands, terms(cands, outputs, threshold) @ weights.vector(), weights.skip)
 
 
+def plain_number(
+    cands: Candidates, outputs: np.ndarray, threshold: float | None, labels: list[str]
+) -> str | None:  # fmt: skip
+    """The text when the picture is plainly a number of several digits, else None: the reading
+    ``choose`` makes has two digits or more, none cut out of a stroke (each is whole strokes), and each
+    a digit to the digit score. What a one-digit route's ``hint`` rests on: a letter, a shape or a
+    scribble is read as digits only by cutting its strokes, or its pieces are no digits to the score
+    (README, Reading numbers)."""
+    chosen = choose(cands, outputs, threshold)
+    if len(chosen) < 2 or cands.features[chosen, 3:5].any():
+        return None
+    if threshold is not None and not all(outputs[i, -1] >= threshold for i in chosen):
+        return None
+    return cands.spelled(chosen, [labels[int(outputs[i, :-1].argmax())] for i in chosen])[0]
+
+
 def best_path(cands: Candidates, score: np.ndarray, skip: float) -> list[int]:
     """Per line, the crops whose pieces follow each other (or are skipped at ``skip`` each) with the
     highest total ``score``; the crops of every line in reading order."""

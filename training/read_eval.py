@@ -25,6 +25,8 @@ from model_store.serving import ServingHead
 from .data import load_split
 from .drawn import png_bytes
 from .evaluate import UPLOAD_MAX_PIXELS, add_store_args, serving_heads
+from .number_hints import hint_rates, number_uploads, other_uploads
+from .number_hints import markdown as hints_markdown
 from .numbers import FAMILIES, make_family
 
 log = logging.getLogger("training")
@@ -42,6 +44,9 @@ def add_read_eval_args(p: argparse.ArgumentParser, settings) -> None:
     p.add_argument("--seed", type=int, default=0, help="generator seed; default: 0")
     p.add_argument("--rules-only", action="store_true",
                    help="the rules' split alone, no alternatives for the model to choose from")  # fmt: skip
+    p.add_argument("--hints", type=int, default=0, metavar="PER_FAMILY",
+                   help="also measure /predict's hint (training.number_hints) on the numbers of two "
+                   "digits or more and on PER_FAMILY outliers of each family; default: 0 (skip)")  # fmt: skip
 
 
 def split_all(samples: list[tuple[np.ndarray, str]], rules_only: bool = False) -> list[Candidates | None]:
@@ -100,6 +105,8 @@ def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
         test = load_split("mnist", args.data_root, train=False, download=False)
         mnist = (test.images[:, 0].numpy(), test.labels.numpy())
     rates: dict[str, dict[str, float]] = {}
+    hinted: dict[str, dict[str, dict[str, float]]] = {}
+    hint_counts: dict[str, int] = {}
     counts = " | ".join(f"count right ({m})" for m in models)
     lines = [f"| family | numbers | {' | '.join(models)} | {counts} |",
              f"|---|---:|{'---:|' * 2 * len(models)}"]  # fmt: skip
@@ -120,10 +127,19 @@ def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
             )
         log.info("%s: %d numbers, segmentation %.1f ms and %.1f crops per picture", family, len(samples),
                  per_picture_ms, crops)  # fmt: skip
+        if args.hints:
+            uploads = number_uploads(samples)
+            hinted[family] = {m: hint_rates(head, uploads) for m, head in heads.items()}
+            hint_counts[family] = len(uploads)
         cells = " | ".join(f"{100 * rates[family][m]:.1f}%" for m in models)
         count_cells = " | ".join(f"{100 * counted[m]:.1f}%" for m in models)
         lines.append(f"| {family} | {len(samples)} | {cells} | {count_cells} |")
     print("\n".join(lines))
+    if args.hints:
+        for family, uploads in other_uploads(args.hints, args.seed).items():
+            hinted[family] = {m: hint_rates(head, uploads) for m, head in heads.items()}
+            hint_counts[family] = len(uploads)
+        print("\n" + hints_markdown(hinted, hint_counts, models))
     if "strokes" in rates:
         for m in models:
             ok = rates["strokes"][m] >= TARGET

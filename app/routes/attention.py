@@ -15,6 +15,7 @@ from ..inputs import SINGLE_BODY
 from ..openapi import errors
 from ..overlay import overlay_png
 from ..pipeline import infer, read_images
+from ..reading import number_hint
 from ..schemas import AttentionResponse
 
 router = APIRouter(prefix="/v1/models", tags=["attention"])
@@ -53,7 +54,7 @@ async def attention(
     if head is not None and head >= heads:
         raise InvalidInput(f"head {head} is out of range: the model has {heads} heads (0..{heads - 1})")
 
-    images = await read_images(request, runtime)
+    payload, images = await read_images(request, runtime)
     answer = await infer(request, runtime, served, images, started, Op.ATTENTION)
     out = answer.prediction()
     maps = split_attention(answer.outputs[0], served.attention)
@@ -67,10 +68,12 @@ async def attention(
         png = await runtime.run_cpu(overlay_png, images[0], heat, scale)
         headers = {"X-Digit": str(out["digit"]), "X-Confidence": f"{out['confidence']:.6f}"}
         return Response(png, media_type="image/png", headers=headers)
+    hint = await number_hint(request, runtime, served, payload, answer)
     return JSONResponse(
         {
             "model": served.name,
             **out,
+            **({} if hint is None else {"hint": hint}),
             **{key: value.tolist() for key, value in maps.items()},
             "grid_size": int(cfg["image_size"]) // int(cfg["patch_size"]),
             "patch_size": int(cfg["patch_size"]),

@@ -12,6 +12,7 @@ from ..errors import Unavailable
 from ..inputs import BATCH, BATCH_BODY, SINGLE_BODY
 from ..openapi import errors
 from ..pipeline import infer, read_images, serving
+from ..reading import number_hint
 from ..schemas import BatchResponse, ModelInfo, ModelList, PredictResponse
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
@@ -46,9 +47,12 @@ async def predict(request: Request) -> JSONResponse:
     started = time.monotonic()
     runtime, served = serving(request)
     return_input = query_flag(request, "return_input")
-    images = await read_images(request, runtime)
+    payload, images = await read_images(request, runtime)
     answer = await infer(request, runtime, served, images, started)
+    hint = await number_hint(request, runtime, served, payload, answer)
     body = {"model": served.name, **answer.prediction(), "timing": answer.timing()}
+    if hint is not None:
+        body["hint"] = hint
     if return_input:
         body["input"] = images[0].tolist()
     return JSONResponse(body)
@@ -64,7 +68,7 @@ async def predict_batch(
     request: Request, served: ServingModelDep, runtime: RuntimeDep, started: ArrivalDep
 ) -> JSONResponse:
     """Classify many digit images; answers in input order."""
-    images = await read_images(request, runtime, BATCH)
+    _, images = await read_images(request, runtime, BATCH)
     answer = await infer(request, runtime, served, images, started)
     predictions = [answer.prediction(i) for i in range(len(images))]
     return JSONResponse({"model": served.name, "predictions": predictions, "timing": answer.timing()})

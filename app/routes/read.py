@@ -15,27 +15,18 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from model_store.reading import Candidates, choose
+from model_store.reading import choose
 
 from ..deps import path_and_flag, query_flag
-from ..inputs import PICTURE, PICTURE_BODY, Payload, image_bytes, read_payload
+from ..inputs import PICTURE, PICTURE_BODY, read_payload
 from ..openapi import errors
 from ..pipeline import infer, serving
-from ..preprocess import candidates_bytes
+from ..reading import split_upload
 from ..schemas import ReadResponse
-from ..settings import Settings
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
 
 RETURN_INPUT = "add each digit's 28x28 preprocessed input"
-
-
-def split_upload(payload: Payload, settings: Settings, max_crops: int) -> Candidates:
-    """Payload -> the picture's candidate digits (at most ``max_crops``, what one engine call holds).
-    Worker thread; raises ServiceError."""
-    return candidates_bytes(
-        image_bytes(payload)[0], settings.max_image_pixels, settings.max_digits, max_crops
-    )
 
 
 @router.post(

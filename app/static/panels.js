@@ -109,7 +109,12 @@ export class ModelPanel {
     if (Number.isFinite(t.total_ms)) parts.push(`server ${formatMs(t.total_ms)}`);
     if (Number.isFinite(t.compute_ms)) parts.push(`compute ${formatMs(t.compute_ms)}`);
     this.server.textContent = parts.join(" · ");
-    this.message.textContent = notDigit ? "This doesn't look like a digit." : "";
+    // A number sent as one digit: the server says what /read would read (the answer's `hint`).
+    this.message.textContent = !notDigit
+      ? ""
+      : res.hint
+        ? `This looks like the number ${res.hint.number}: turn on “Whole number” to read it.`
+        : "This doesn't look like a digit.";
     this.message.classList.remove("is-error");
     this.#bars(res.probabilities, res.digit);
   }

@@ -205,3 +205,66 @@ def test_read_is_in_the_openapi_schema(client: TestClient) -> None:
     op = spec["paths"]["/v1/models/{name}/read"]["post"]
     assert set(op["requestBody"]["content"]) == {"multipart/form-data", "image/*", "application/json"}
     assert "ReadResponse" in spec["components"]["schemas"]
+
+
+# ------------------------------------------------------- /predict's hint: a number sent as one digit
+
+
+@pytest.mark.parametrize("name", ["cnn-mnist", "vit-mnist"])
+def test_predict_names_a_number_sent_as_one_digit(reader: TestClient, name: str) -> None:
+    picture = number_png("2026")
+    r = reader.post(f"/v1/models/{name}/predict", files={"file": ("n.png", picture, "image/png")})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["is_digit"] is False
+    hint = body["hint"]
+    assert hint["number"] == "2026" and hint["route"] == f"/v1/models/{name}/read"
+    assert '"2026"' in hint["message"] and hint["route"] in hint["message"]
+    # the route it names reads that number
+    read = reader.post(hint["route"], files={"file": ("n.png", picture, "image/png")})
+    assert read.json()["text"] == "2026"
+
+
+def test_attention_and_base64_json_name_the_number_too(reader: TestClient) -> None:
+    picture = marked_number("-12.5", np.random.default_rng(0))
+    r = reader.post(
+        "/v1/models/vit-mnist/attention", files={"file": ("n.png", png_bytes(picture), "image/png")}
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["hint"]["number"] == "-12.5"
+    image = base64.b64encode(number_png("417", 3)).decode()
+    r = reader.post("/v1/models/cnn-mnist/predict", json={"image": image})
+    assert r.status_code == 200, r.text
+    assert r.json()["hint"]["number"] == "417"
+
+
+@pytest.mark.parametrize("name", ["cnn-mnist", "vit-mnist"])
+def test_no_hint_for_a_digit_nor_for_pictures_that_are_not_numbers(reader: TestClient, name: str) -> None:
+    from training.outliers import generate_outliers
+
+    one = reader.post(
+        f"/v1/models/{name}/predict", content=number_png("7"), headers={"Content-Type": "image/png"}
+    )
+    assert one.status_code == 200 and one.json()["is_digit"] is True and "hint" not in one.json()
+    flagged = 0
+    for o in generate_outliers(per_family=6, seed=0):
+        if o.family == "multi_digit":
+            continue
+        r = reader.post(f"/v1/models/{name}/predict", content=o.png, headers={"Content-Type": "image/png"})
+        assert r.status_code in (200, 422), r.text  # 422: refused as empty (faint noise)
+        if r.status_code == 200:
+            flagged += r.json()["is_digit"] is False
+            assert "hint" not in r.json(), (o.what, r.json()["hint"])
+    assert flagged >= 30  # of 42: the hint was looked for, and declined
+
+
+def test_pixels_get_no_hint_and_hints_can_be_switched_off(make_client, shipped_store: Path) -> None:  # type: ignore[no-untyped-def]
+    noise = np.random.default_rng(0).integers(0, 256, (28, 28)).tolist()
+    on = make_client(store=shipped_store)
+    r = on.post("/v1/models/vit-mnist/predict", json={"pixels": noise})
+    assert r.status_code == 200 and r.json()["is_digit"] is False and "hint" not in r.json()
+    off = make_client(store=shipped_store, number_hints=False)
+    r = off.post(
+        "/v1/models/vit-mnist/predict", content=number_png("2026"), headers={"Content-Type": "image/png"}
+    )
+    assert r.status_code == 200 and r.json()["is_digit"] is False and "hint" not in r.json()

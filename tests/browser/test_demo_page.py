@@ -480,3 +480,23 @@ def test_a_decimal_point_written_on_the_pad_is_shown_between_the_digits(page_ses
     for name in service.names:
         if service.trained:
             assert results[name] == "2.5", f"{name} read {results[name]}"
+
+
+def test_a_number_on_the_one_digit_pad_is_named_with_a_pointer_to_whole_numbers(page_session, service):
+    """4 and 2 side by side on the square pad: not a digit, and every panel says which number it is
+    (the answer's `hint`) and how to read it."""
+    from training.numbers import digit_strokes
+
+    page = page_session.page
+    strokes = []
+    for k, d in enumerate((4, 2)):  # each digit 0.35 of the pad wide, 0.5 tall, apart
+        strokes += [[(0.1 + 0.45 * k + 0.35 * x, 0.25 + 0.5 * y) for x, y in s] for s in digit_strokes(d)]
+    draw(page, strokes)
+    results = settle(page, service.names)
+    for name in service.names:
+        message = page.locator(f'.model[data-model="{name}"] .model-message').inner_text()
+        if service.trained:
+            assert results[name] == "?", f"{name} shows {results[name]}"
+            assert message == "This looks like the number 42: turn on “Whole number” to read it.", message
+        else:  # random weights: a number, or not a digit without a name
+            assert message in ("", "This doesn't look like a digit.") or "turn on “Whole number”" in message
