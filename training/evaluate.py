@@ -68,14 +68,23 @@ def serving_heads(args: argparse.Namespace) -> dict[str, ServingHead]:
 
 
 @torch.inference_mode()
-def served_answers(head: ServingHead, x: np.ndarray, batch: int = 500) -> tuple[np.ndarray, np.ndarray]:
-    """(N, 28, 28) 0..1 inputs -> (classes, not a digit), as the service answers: the top class of each
-    input, and whether its digit score is under the checkpoint's threshold (all False without one)."""
-    out = torch.cat([head(torch.from_numpy(x[i : i + batch]).unsqueeze(1)) for i in range(0, len(x), batch)])
+def served_outputs(head: ServingHead, x: np.ndarray, batch: int = 500) -> torch.Tensor:
+    """(N, 28, 28) 0..1 inputs -> the ServingHead's (N, C + 1) rows: calibrated probabilities, digit score."""
+    return torch.cat([head(torch.from_numpy(x[i : i + batch]).unsqueeze(1)) for i in range(0, len(x), batch)])
+
+
+def answers_of(head: ServingHead, out: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """Served rows -> (classes, not a digit), as the service answers: the top class of each input, and
+    whether its digit score is under the checkpoint's threshold (all False without one)."""
     classes = out[:, : head.num_classes].argmax(1).numpy()
     if head.digit_threshold is None:
-        return classes, np.zeros(len(x), bool)
+        return classes, np.zeros(len(out), bool)
     return classes, (out[:, head.num_classes] < head.digit_threshold).numpy()
+
+
+def served_answers(head: ServingHead, x: np.ndarray, batch: int = 500) -> tuple[np.ndarray, np.ndarray]:
+    """(N, 28, 28) 0..1 inputs -> (classes, not a digit), as the service answers (``answers_of``)."""
+    return answers_of(head, served_outputs(head, x, batch))
 
 
 @torch.inference_mode()

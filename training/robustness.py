@@ -21,10 +21,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+import torch
 
+from .calibration_metrics import expected_calibration_error
 from .corruptions import CORRUPTIONS, FAMILIES, FAMILY_OF, corrupt
 from .data import load_split
-from .evaluate import add_store_args, preprocess_uploads, served_answers, serving_heads
+from .evaluate import add_store_args, answers_of, preprocess_uploads, served_outputs, serving_heads
 from .real_outliers import fashion_check
 from .real_outliers import markdown as fashion_markdown
 from .writing_styles import markdown as styles_markdown
@@ -93,6 +95,34 @@ def summarise(
     return out
 
 
+def calibration_of(probs: torch.Tensor, truth: torch.Tensor) -> dict[str, float]:
+    """How far the served confidence is from the accuracy on some uploads: ECE (15 bins), the mean
+    confidence, the accuracy."""
+    if len(truth) == 0:
+        return {"ece": 0.0, "confidence": 0.0, "accuracy": 0.0}
+    return {
+        "ece": expected_calibration_error(probs, truth),
+        "confidence": float(probs.max(1).values.mean()),
+        "accuracy": float((probs.argmax(1) == truth).float().mean()),
+    }
+
+
+def calibration_markdown(confidence: dict, summary: dict, models: list[str], worst: int = 5) -> str:
+    """Pooled over the corruptions (the clean one excluded), then the corruptions with the largest ECE."""
+    lines = [f"| calibration on corrupted uploads | {' | '.join(models)} |", f"|---|{'---:|' * len(models)}"]
+    for m_key, label in (("ece", "ECE (15 bins), pooled"), ("confidence", "mean confidence"),
+                         ("accuracy", "accuracy of the uploads read")):  # fmt: skip
+        cells = " | ".join(f"{100 * summary['calibration_pooled'][m][m_key]:.1f}%"
+                           for m in models if m in summary["calibration_pooled"])  # fmt: skip
+        if cells:
+            lines.append(f"| {label} | {cells} |")
+    for m in models:
+        ranked = sorted(confidence, key=lambda n: -confidence[n][m]["ece"])[:worst]
+        cells = ", ".join(f"`{n}` {100 * confidence[n][m]['ece']:.1f}%" for n in ranked)
+        lines.append(f"| largest ECE, {m} | {cells} |" + " |" * (len(models) - 1))
+    return "\n".join(lines)
+
+
 def markdown(
     acc: dict[str, dict[str, float]], flagged: dict[str, dict[str, float]], summary: dict, models: list[str]
 ) -> str:
@@ -140,30 +170,43 @@ def run_robustness(args: argparse.Namespace) -> dict:
     acc: dict[str, dict[str, float]] = {}
     flagged: dict[str, dict[str, float]] = {}  # share of the (accepted) digits called not a digit
     refused: dict[str, int] = {}
+    confidence: dict[str, dict[str, dict[str, float]]] = {}  # the served confidence against accuracy
+    pooled: dict[str, list[tuple[torch.Tensor, torch.Tensor]]] = {m: [] for m in models}
     for name in _selected(args.corruptions):
         t0 = time.perf_counter()
         x, no_ink = preprocess_corrupted(name, digits, args.seed)
         t_prep = time.perf_counter() - t0
-        acc[name], flagged[name] = {}, {}
+        acc[name], flagged[name], confidence[name] = {}, {}, {}
         for m, head in heads.items():
-            classes, not_digit = served_answers(head, x)
+            out = served_outputs(head, x)
+            classes, not_digit = answers_of(head, out)
             acc[name][m] = float(((classes == labels) & ~no_ink).mean())
             flagged[name][m] = float(not_digit[~no_ink].mean()) if (~no_ink).any() else 0.0
+            probs, truth = out[~no_ink, : head.num_classes], torch.from_numpy(labels[~no_ink]).long()
+            confidence[name][m] = calibration_of(probs, truth)
+            if FAMILY_OF[name] != "clean":
+                pooled[m].append((probs, truth))
         refused[name] = int(no_ink.sum())
         log.info("%-15s %s  (generate+preprocess %.0f us/image, %d refused)", name,
                  "  ".join(f"{m} {100 * a:.1f} (not a digit {100 * flagged[name][m]:.1f})"
                            for m, a in acc[name].items()),
                  1e6 * t_prep / len(digits), refused[name])  # fmt: skip
     summary = summarise(acc, models, flagged)
+    summary["calibration_pooled"] = {
+        m: calibration_of(torch.cat([p for p, _ in pooled[m]]), torch.cat([t for _, t in pooled[m]]))
+        for m in models if pooled[m]
+    }  # fmt: skip
     fashion = None if args.no_fashion else fashion_check(heads, args.data_root, args.limit, args.seed)
     styles = writing_styles_check(heads, args.per_style, args.seed) if args.per_style else None
     result = {"limit": len(digits), "seed": args.seed, "models": models, "accuracy": acc,
-              "not_a_digit": flagged, "refused": refused, **summary, "fashion_mnist": fashion,
+              "not_a_digit": flagged, "refused": refused, "calibration": confidence, **summary,
+              "fashion_mnist": fashion,
               "writing_styles": styles}  # fmt: skip
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / "robustness.json").write_text(json.dumps(result, indent=2) + "\n")
     plot(acc, models, args.out_dir / "robustness.png")
     print(markdown(acc, flagged, summary, models))
+    print("\n" + calibration_markdown(confidence, summary, models))
     if fashion is not None:
         print("\nCalled not a digit, real pictures never generated nor fitted (Fashion-MNIST test):\n")
         print(fashion_markdown(fashion, models))

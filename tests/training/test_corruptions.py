@@ -51,6 +51,12 @@ def test_robustness_command_smoke(shipped_store: Path, data_root: Path, tmp_path
     assert (tmp_path / "robustness.png").stat().st_size > 1000
     out = capsys.readouterr().out
     assert "| gaussian_blur | blur |" in out and "cnn-mnist: not a digit" in out
+    # the served confidence against the accuracy on the same uploads: calibrated, it is close to it
+    cal = result["calibration"]["gaussian_blur"]["cnn-mnist"]
+    pooled = result["calibration_pooled"]["cnn-mnist"]
+    assert 0.0 <= cal["ece"] <= 0.2 and abs(cal["confidence"] - cal["accuracy"]) <= 0.2
+    assert pooled == cal  # one corruption ran: the pool is that one
+    assert "| ECE (15 bins), pooled |" in out and "| largest ECE, cnn-mnist | `gaussian_blur`" in out
     styles = result["writing_styles"]["styles"]
     assert styles and all(row["read"].keys() == {"cnn-mnist"} for row in styles.values())
     assert "| writing style | cnn-mnist: read / not a digit |" in out
