@@ -265,6 +265,11 @@ def decode_payload(payload: Payload, settings: Settings) -> list[np.ndarray]:
     _check_count(len(encoded), settings)
     if not payload.form.batch:
         return [preprocess_bytes(encoded[0], settings.max_image_pixels)]
+    return preprocess_all(encoded, settings)
+
+
+def preprocess_all(encoded: list[bytes], settings: Settings) -> list[np.ndarray]:
+    """Encoded pictures -> MNIST-style arrays; a failure names the picture's index. Raises ServiceError."""
     return [_numbered(i, preprocess_bytes, b, settings.max_image_pixels) for i, b in enumerate(encoded)]
 
 

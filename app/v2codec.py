@@ -2,7 +2,9 @@
 
 Inputs: one tensor ``image``, UINT8 [N, 28, 28] (0-255) or FP32 [N, 1, 28, 28] (0-1), white digit on
 black, data flat or nested in JSON, or raw little-endian bytes after the JSON header (Triton's
-binary tensor extension, ``Inference-Header-Content-Length``). Outputs: ``probabilities`` FP32
+binary tensor extension, ``Inference-Header-Content-Length``); or ``image_bytes``, BYTES [N]: encoded
+pictures (PNG, JPEG, ...; base64 strings in JSON, length-prefixed raw bytes in binary) that go through
+the same preprocessing as an upload. Outputs: ``probabilities`` FP32
 [N, 10] and ``digit`` INT64 [N], as JSON data or binary (per output ``binary_data`` or the request's
 ``binary_data_output``). Errors raise ServiceError; the handlers render them as {"error"}.
 """
@@ -17,9 +19,11 @@ import numpy as np
 from pydantic import ValidationError
 
 from .errors import PayloadTooLarge, ServiceError
+from .preprocess import decode_base64
 from .schemas import V2InferRequest
 
 INPUT_NAME = "image"
+BYTES_INPUT = "image_bytes"  # encoded pictures, preprocessed like uploads
 INPUT_SPECS = {"UINT8": ([28, 28], np.dtype("<u1")), "FP32": ([1, 28, 28], np.dtype("<f4"))}
 OUTPUTS = {"probabilities": "FP32", "digit": "INT64", "digit_score": "FP32", "is_digit": "BOOL"}
 HEADER_LENGTH = "inference-header-content-length"
@@ -31,9 +35,10 @@ class V2Error(ServiceError):
 
 @dataclass
 class ParsedRequest:
-    images: np.ndarray  # (N, 28, 28) float32 0..1
+    images: np.ndarray | None  # (N, 28, 28) float32 0..1 (input ``image``)
     id: str | None
     outputs: list[tuple[str, bool]]  # (name, binary)
+    encoded: list[bytes] | None = None  # the pictures still to preprocess (input ``image_bytes``)
 
 
 def parse_request(body: bytes, header_length: str | None, max_images: int) -> ParsedRequest:
@@ -50,8 +55,14 @@ def parse_request(body: bytes, header_length: str | None, max_images: int) -> Pa
         msgs = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors())
         raise V2Error(f"invalid inference request: {msgs}") from None
     tensor = req.inputs[0]
+    if tensor.name == BYTES_INPUT:
+        encoded = _bytes_tensor(tensor, binary, header_length, max_images)
+        return ParsedRequest(images=None, id=req.id, outputs=_outputs(req), encoded=encoded)
     if tensor.name != INPUT_NAME:
-        raise V2Error(f"unknown input '{tensor.name}': this model takes one input named '{INPUT_NAME}'")
+        raise V2Error(
+            f"unknown input '{tensor.name}': this model takes '{INPUT_NAME}' (UINT8 or FP32 pixels) or "
+            f"'{BYTES_INPUT}' (BYTES: encoded pictures)"
+        )
     spec = INPUT_SPECS.get(tensor.datatype)
     if spec is None:
         raise V2Error(f"input '{INPUT_NAME}' datatype {tensor.datatype} is not supported: use UINT8 or FP32")
@@ -106,6 +117,64 @@ def _binary_tensor(
     if dtype.kind == "f" and not np.isfinite(arr).all():
         raise V2Error("FP32 input must be finite")
     return arr
+
+
+def _bytes_tensor(tensor: Any, binary: bytes, header_length: str | None, max_images: int) -> list[bytes]:
+    """BYTES [N] (or [N, 1]) -> N encoded pictures: base64 strings in JSON (a data: URL prefix allowed, as
+    for /v1), or Triton's binary layout (each element a 4-byte little-endian length, then its bytes)."""
+    if tensor.datatype != "BYTES":
+        raise V2Error(f"input '{BYTES_INPUT}' must be BYTES (encoded pictures), got {tensor.datatype}")
+    shape = tensor.shape
+    if len(shape) not in (1, 2) or shape[1:] not in ([], [1]):
+        raise V2Error(f"input '{BYTES_INPUT}' must have shape [N] or [N,1], got {shape}")
+    n = shape[0]
+    if n < 1:
+        raise V2Error(f"input '{BYTES_INPUT}' has batch size {n}: need at least 1")
+    if n > max_images:
+        raise PayloadTooLarge(f"batch of {n} images: at most {max_images} per request")
+    params = tensor.parameters or {}
+    if "binary_data_size" in params:
+        size = params["binary_data_size"]
+        if header_length is None:
+            raise V2Error("binary_data_size given without the Inference-Header-Content-Length header")
+        if not isinstance(size, int) or isinstance(size, bool) or size != len(binary):
+            raise V2Error(f"binary_data_size {size!r} is not the {len(binary)} bytes after the header")
+        items = _length_prefixed(binary)
+    else:
+        if binary:
+            raise V2Error("binary data follows the JSON header but no input declares binary_data_size")
+        items = _base64_items(tensor.data)
+    if len(items) != n:
+        raise V2Error(f"input '{BYTES_INPUT}' has {len(items)} elements; its shape needs {n}")
+    return items
+
+
+def _length_prefixed(blob: bytes) -> list[bytes]:
+    items, at = [], 0
+    while at < len(blob):
+        if at + 4 > len(blob):
+            raise V2Error(f"input '{BYTES_INPUT}': binary data ends inside an element's 4-byte length")
+        size = int.from_bytes(blob[at : at + 4], "little")
+        if at + 4 + size > len(blob):
+            raise V2Error(f"input '{BYTES_INPUT}': element {len(items)} claims {size} bytes past the end")
+        items.append(blob[at + 4 : at + 4 + size])
+        at += 4 + size
+    return items
+
+
+def _base64_items(data: list[Any] | None) -> list[bytes]:
+    if data is None:
+        raise V2Error(f"input '{BYTES_INPUT}' has no data")
+    flat = [x for item in data for x in (item if isinstance(item, list) else [item])]  # [N] or [N,1]
+    if not all(isinstance(x, str) for x in flat):
+        raise V2Error(f"input '{BYTES_INPUT}' data must be base64 strings, one encoded picture each")
+    out = []
+    for i, text in enumerate(flat):
+        try:
+            out.append(decode_base64(text))
+        except ServiceError as exc:
+            raise V2Error(f"input '{BYTES_INPUT}' element {i}: {exc.message}") from None
+    return out
 
 
 def _json_tensor(data: list[Any] | None, count: int, datatype: str) -> np.ndarray:

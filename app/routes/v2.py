@@ -11,7 +11,7 @@ from .. import __version__
 from ..deps import ModelDep, RuntimeDep, path_parameters
 from ..encoding import decompress
 from ..errors import ModelNotFound
-from ..inputs import INLINE_MAX_BYTES
+from ..inputs import INLINE_MAX_BYTES, preprocess_all
 from ..openapi import errors, ref, request_body
 from ..pipeline import infer as run_inference
 from ..pipeline import serving
@@ -49,6 +49,7 @@ def _metadata(served: ServedModel) -> dict:
         "inputs": [
             {"name": "image", "datatype": "UINT8", "shape": [-1, 28, 28]},
             {"name": "image", "datatype": "FP32", "shape": [-1, 1, 28, 28]},
+            {"name": "image_bytes", "datatype": "BYTES", "shape": [-1]},
         ],
         "outputs": output_metadata(len(served.card.labels)),
     }
@@ -56,7 +57,7 @@ def _metadata(served: ServedModel) -> dict:
 
 @router.get("/models/{name}", response_model=V2ModelMetadata, responses=errors(404, 503, v2=True))
 async def model_metadata(served: ModelDep) -> JSONResponse:
-    """Model metadata: input (UINT8 [N,28,28] or FP32 [N,1,28,28]) and outputs."""
+    """Model metadata: input (UINT8 [N,28,28], FP32 [N,1,28,28], or BYTES [N] pictures) and outputs."""
     return JSONResponse(_metadata(served))
 
 
@@ -78,7 +79,7 @@ async def model_ready(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
     openapi_extra={**INFER_BODY, **path_parameters("name")},
 )  # fmt: skip
 async def infer(request: Request) -> Response:
-    """Run inference on a batch of 28x28 images (white digit on black)."""
+    """Run inference on a batch of 28x28 images (white digit on black), or of encoded pictures."""
     # The hot route takes no FastAPI parameters, as predict (see pipeline.serving).
     started = time.monotonic()
     runtime, served = serving(request)
@@ -89,7 +90,12 @@ async def infer(request: Request) -> Response:
         parsed = parse_request(body, header_length, settings.max_batch_images)
     else:
         parsed = await runtime.run_cpu(parse_request, body, header_length, settings.max_batch_images)
-    answer = await run_inference(request, runtime, served, list(parsed.images), started)
+    if parsed.encoded is not None:  # encoded pictures: the upload preprocessing, off the event loop
+        images = await runtime.run_cpu(preprocess_all, parsed.encoded, settings)
+    else:
+        assert parsed.images is not None
+        images = list(parsed.images)
+    answer = await run_inference(request, runtime, served, images, started)
     classes = len(served.card.labels)
     out = answer.outputs
     payload, headers = encode_response(

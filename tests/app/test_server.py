@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import signal
 import time
@@ -14,7 +15,7 @@ import pytest
 from testkit.metrics import total
 from testkit.reference import reference_probabilities
 
-from .conftest import CNN, VIT
+from .conftest import CNN, VIT, png_bytes
 
 tritonclient_http = pytest.importorskip("tritonclient.http")
 from tritonclient.utils import InferenceServerException  # noqa: E402
@@ -70,6 +71,39 @@ def test_tritonclient_against_a_real_server(start_server, test_store, digits):
             client.infer(VIT, [bad])
         with pytest.raises(InferenceServerException, match="unknown model"):
             client.infer("nope", [bad])
+    finally:
+        client.close()
+
+
+def test_tritonclient_sends_encoded_pictures_as_bytes(start_server, digits):
+    """`image_bytes` (BYTES [N]): the pictures a Triton user has, preprocessed as /v1 uploads are; the
+    answers equal /v1 predict/batch's for the same files, in binary mode (raw bytes) and JSON (base64)."""
+    server = start_server()
+    images, _ = digits
+    pictures = [
+        png_bytes(images[0]),
+        png_bytes(255 - images[1]),
+        png_bytes(np.kron(images[2], np.ones((8, 8)))),
+    ]
+    files = [("files", (f"{i}.png", p, "image/png")) for i, p in enumerate(pictures)]
+    v1 = httpx.post(f"{server.url}/v1/models/{VIT}/predict/batch", files=files, timeout=30).json()
+    want = np.array([p["probabilities"] for p in v1["predictions"]])
+    client = tritonclient_http.InferenceServerClient(url=f"127.0.0.1:{server.port}")
+    try:
+        meta = client.get_model_metadata(VIT)
+        assert {"name": "image_bytes", "datatype": "BYTES", "shape": [-1]} in meta["inputs"]
+        raw = np.array(pictures, dtype=np.object_)
+        as_text = np.array([base64.b64encode(p) for p in pictures], dtype=np.object_)
+        for data, binary in ((raw, True), (as_text, False)):
+            inp = tritonclient_http.InferInput("image_bytes", [len(pictures)], "BYTES")
+            inp.set_data_from_numpy(data, binary_data=binary)
+            res = client.infer(VIT, [inp])
+            assert np.allclose(res.as_numpy("probabilities"), want, atol=1e-5), binary
+            assert res.as_numpy("digit").tolist() == want.argmax(1).tolist()
+        broken = tritonclient_http.InferInput("image_bytes", [2], "BYTES")
+        broken.set_data_from_numpy(np.array([pictures[0], b"not a picture"], dtype=np.object_))
+        with pytest.raises(InferenceServerException, match="image 1"):
+            client.infer(VIT, [broken])
     finally:
         client.close()
 

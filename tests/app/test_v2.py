@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import zlib
@@ -10,7 +11,7 @@ import numpy as np
 
 from testkit.reference import reference_probabilities
 
-from .conftest import CNN, VIT
+from .conftest import CNN, VIT, png_bytes
 
 INFER = f"/v2/models/{CNN}/infer"
 
@@ -160,3 +161,43 @@ def test_wrong_shapes_datatypes_and_names_are_400(client, digits):
         INFER, content=header + b"12345", headers={"Inference-Header-Content-Length": str(len(header))}
     )
     assert r.status_code == 400 and "binary_data_size" in r.json()["error"]
+
+
+def test_encoded_pictures_as_bytes_and_their_errors(client, digits):
+    images, _ = digits
+    pictures = [base64.b64encode(png_bytes(images[i])).decode() for i in range(2)]
+    good = {"name": "image_bytes", "datatype": "BYTES", "shape": [2], "data": pictures}
+    plain = client.post(INFER, json={"inputs": [tensor(images[:2])]}).json()  # 28x28 MNIST: used as is
+    r = client.post(INFER, json={"inputs": [good]})
+    assert r.status_code == 200, r.text
+    assert r.json()["outputs"][1] == plain["outputs"][1]  # the same digits
+    assert np.allclose(r.json()["outputs"][0]["data"], plain["outputs"][0]["data"], atol=1e-5)
+    nested = client.post(INFER, json={"inputs": [{**good, "shape": [2, 1], "data": [[p] for p in pictures]}]})
+    assert nested.status_code == 200 and nested.json()["outputs"] == r.json()["outputs"]
+    blob = b"".join(len(b).to_bytes(4, "little") + b for b in map(base64.b64decode, pictures))
+    bad = {
+        "datatype": ({**good, "datatype": "UINT8"}, "must be BYTES"),
+        "shape": ({**good, "shape": [2, 28]}, "shape [N] or [N,1]"),
+        "count": ({**good, "shape": [3]}, "has 2 elements; its shape needs 3"),
+        "numbers": ({**good, "data": [1, 2]}, "base64 strings"),
+        "not base64": ({**good, "data": ["%%%", pictures[0]]}, "element 0"),
+        "not a picture": ({**good, "data": [pictures[0], base64.b64encode(b"hello").decode()]}, "image 1"),
+        "no data": ({k: v for k, v in good.items() if k != "data"}, "no data"),
+        "too many": ({**good, "shape": [65], "data": pictures * 32 + pictures[:1]}, "at most"),
+    }
+    for why, (inp, message) in bad.items():
+        r = client.post(INFER, json={"inputs": [inp]})
+        assert r.status_code in (400, 413, 422), (why, r.status_code, r.text)
+        assert message in r.json()["error"], (why, r.json())
+    for why, data in (("short length", blob[:2]), ("element past the end", blob[:-5])):
+        header = json.dumps(
+            {"inputs": [{**good, "data": None, "parameters": {"binary_data_size": len(data)}}]}
+        )
+        r = client.post(INFER, content=header.encode() + data,
+                        headers={"Inference-Header-Content-Length": str(len(header))})  # fmt: skip
+        assert r.status_code == 400 and "image_bytes" in r.json()["error"], (why, r.text)
+    header = json.dumps({"inputs": [{**good, "data": None, "parameters": {"binary_data_size": len(blob)}}]})
+    r = client.post(
+        INFER, content=header.encode() + blob, headers={"Inference-Header-Content-Length": str(len(header))}
+    )
+    assert r.status_code == 200 and r.json()["outputs"] == nested.json()["outputs"]
