@@ -71,11 +71,7 @@ def parse_request(body: bytes, header_length: str | None, max_images: int) -> Pa
     if len(shape) != len(tail) + 1 or shape[1:] != tail:
         want = "[N,28,28]" if tensor.datatype == "UINT8" else "[N,1,28,28]"
         raise V2Error(f"input '{INPUT_NAME}' {tensor.datatype} must have shape {want}, got {shape}")
-    n = shape[0]
-    if n < 1:
-        raise V2Error(f"input '{INPUT_NAME}' has batch size {n}: need at least 1")
-    if n > max_images:
-        raise PayloadTooLarge(f"batch of {n} images: at most {max_images} per request")
+    n = _batch_size(INPUT_NAME, shape[0], max_images)
     count = n * 28 * 28
     params = tensor.parameters or {}
     if "binary_data_size" in params:
@@ -90,6 +86,14 @@ def parse_request(body: bytes, header_length: str | None, max_images: int) -> Pa
     else:
         np.clip(images, 0.0, 1.0, out=images)  # tolerate rounding just outside 0..1
     return ParsedRequest(images=images, id=req.id, outputs=_outputs(req))
+
+
+def _batch_size(name: str, n: int, max_images: int) -> int:
+    if n < 1:
+        raise V2Error(f"input '{name}' has batch size {n}: need at least 1")
+    if n > max_images:
+        raise PayloadTooLarge(f"batch of {n} images: at most {max_images} per request")
+    return n
 
 
 def _split(body: bytes, header_length: str | None) -> tuple[bytes, bytes]:
@@ -127,11 +131,7 @@ def _bytes_tensor(tensor: Any, binary: bytes, header_length: str | None, max_ima
     shape = tensor.shape
     if len(shape) not in (1, 2) or shape[1:] not in ([], [1]):
         raise V2Error(f"input '{BYTES_INPUT}' must have shape [N] or [N,1], got {shape}")
-    n = shape[0]
-    if n < 1:
-        raise V2Error(f"input '{BYTES_INPUT}' has batch size {n}: need at least 1")
-    if n > max_images:
-        raise PayloadTooLarge(f"batch of {n} images: at most {max_images} per request")
+    n = _batch_size(BYTES_INPUT, shape[0], max_images)
     params = tensor.parameters or {}
     if "binary_data_size" in params:
         size = params["binary_data_size"]

@@ -4,8 +4,9 @@ Each corruption (``training.corruptions``) turns the same seeded sample of MNIST
 encoded images; ``model_store.preprocess.preprocess_bytes`` (what the server runs on every upload)
 turns them back into 28x28 inputs, and each model answers through its ``ServingHead``. A picture the
 preprocessing refuses (no ink found) counts as an error. Also counted: how often the model's digit
-score calls a corrupted digit "not a digit" (``is_digit`` false, as the service would answer), and,
-where Fashion-MNIST is on the machine, how often it says so of real pictures that are not digits
+score calls a corrupted digit "not a digit" (``is_digit`` false, as the service would answer), how far
+the served confidence is from the accuracy (ECE per corruption and pooled), and, where Fashion-MNIST is
+on the machine, how often the digit score calls real pictures that are not digits so
 (``training.real_outliers``), and how it answers digits in other writers' styles
 (``training.writing_styles``).
 Results: a markdown table on stdout, and ``robustness.json`` and ``robustness.png`` in the output
