@@ -41,6 +41,7 @@ MEETING = 0.1  # a seam down its middle pays this per pixel instead of 1 ...
 ALONG = 1.0  # ... and it counts as crossed ink unless such rows stack this many stroke widths high
 MAX_WIDTH = 1.3  # no digit is wider than this times its line's height
 MAX_HOLE = 0.3  # nor has an empty gap wider than this between its pieces
+PLAIN_CUT = 1.2  # plainly a number (``plain_number``): no digit cut through more stroke widths than this
 
 
 # Hinges of the shape terms, in line heights: a digit wider than these, or shorter than SHORT_FROM.
@@ -189,12 +190,16 @@ def plain_number(
     cands: Candidates, outputs: np.ndarray, threshold: float | None, labels: list[str]
 ) -> str | None:  # fmt: skip
     """The text when the picture is plainly a number of several digits, else None: the reading
-    ``choose`` makes has two digits or more, none cut out of a stroke (each is whole strokes), and each
-    a digit to the digit score. What a one-digit route's ``hint`` rests on: a letter, a shape or a
-    scribble is read as digits only by cutting its strokes, or its pieces are no digits to the score
-    (README, Reading numbers)."""
+    ``choose`` makes has two digits or more, each a digit to the digit score, at least one of them whole
+    strokes, and none cut from a neighbour through more than PLAIN_CUT stroke widths of ink (two digits
+    touching at a point). What a one-digit route's ``hint`` rests on: a letter, a shape or a scribble is
+    read as digits mostly by cutting all its strokes, or through thick ink, or its pieces are no digits to
+    the score (README, Reading numbers)."""
     chosen = choose(cands, outputs, threshold)
-    if len(chosen) < 2 or cands.features[chosen, 3:5].any():
+    if len(chosen) < 2:
+        return None
+    cuts = cands.features[chosen, 3:5]
+    if cuts.max() > PLAIN_CUT or cuts.any(axis=1).all():
         return None
     if threshold is not None and not all(outputs[i, -1] >= threshold for i in chosen):
         return None
