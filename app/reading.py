@@ -3,8 +3,8 @@
 A person who uploads "42" to ``/predict`` gets "not a digit", which is true but not helpful. When a
 one-digit route calls an uploaded picture not a digit, the picture is split the way ``/read`` splits it
 and its candidates go to the engine (one more call, for flagged pictures only); when that reading is
-plainly a number (``model_store.reading.plain_number``: several digits, each whole, apart and a digit to
-the digit score) the answer carries a ``hint`` naming the number and the route that reads it.
+plainly a number (``model_store.reading.plain_number``: several digits, each a digit to the digit score,
+none cut through thick ink) the answer carries a ``hint`` naming the number and the route that reads it.
 """
 
 from __future__ import annotations

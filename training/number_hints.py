@@ -14,46 +14,33 @@ picture is split as ``/read`` splits it, its candidates answered by the same hea
 from __future__ import annotations
 
 import numpy as np
-import torch
-from PIL import Image
 
-from model_store.preprocess import ImageError, preprocess_bytes
-from model_store.reading import candidates_bytes, plain_number
+from model_store.reading import Candidates, plain_number
 from model_store.serving import ServingHead
 
-from .drawn import drawn_digits, png_bytes
-from .evaluate import UPLOAD_MAX_PIXELS
-from .numbers import Sample
+from .drawn import drawn_digits
+from .evaluate import served_outputs
 from .outliers import generate_outliers
 
-MAX_CROPS = 64  # the service's default: what one engine call holds
 
-
-@torch.inference_mode()
-def hint(head: ServingHead, upload: bytes) -> str | None:
-    """The number the service's one-digit routes would name for this upload, or None."""
+def named(
+    head: ServingHead, singles: np.ndarray, refused: np.ndarray, pictures: list[Candidates | None],
+    answered: list[np.ndarray | None],
+) -> list[str | None]:  # fmt: skip
+    """The number the service's one-digit routes would name for each upload, or None. ``singles`` and
+    ``refused``: the uploads through the one-digit preprocessing (``evaluate.preprocess_uploads``);
+    ``pictures`` and ``answered``: their ``/read`` split and the head's rows for its crops (read-eval's
+    ``split_uploads`` and ``answer``)."""
     if head.digit_threshold is None:
-        return None
-    try:
-        x = preprocess_bytes(upload, UPLOAD_MAX_PIXELS)
-    except ImageError:
-        return None  # refused (422/400): no answer, so no hint
-    row = head(torch.from_numpy(x)[None, None]).numpy()[0]
-    if row[-1] >= head.digit_threshold:
-        return None
-    try:
-        cands = candidates_bytes(upload, UPLOAD_MAX_PIXELS, max_crops=MAX_CROPS)
-    except ImageError:
-        return None
-    if len(cands.crops) < 2:
-        return None
-    rows = head(torch.from_numpy(np.stack([c.pixels for c in cands.crops])).unsqueeze(1)).numpy()
-    return plain_number(cands, rows, head.digit_threshold, [str(d) for d in range(head.num_classes)])
-
-
-def number_uploads(samples: list[Sample]) -> list[tuple[bytes, str]]:
-    """The pictures of numbers of two digits or more as PNG uploads, with their text."""
-    return [(png_bytes(Image.fromarray(image)), text) for image, text in samples if len(text) >= 2]
+        return [None] * len(pictures)
+    scores = served_outputs(head, singles)[:, head.num_classes].numpy()
+    labels = [str(d) for d in range(head.num_classes)]
+    out: list[str | None] = []
+    for score, gone, cands, rows in zip(scores, refused, pictures, answered, strict=True):
+        flagged = not gone and score < head.digit_threshold
+        split = cands is not None and rows is not None and len(cands.crops) >= 2
+        out.append(plain_number(cands, rows, head.digit_threshold, labels) if flagged and split else None)
+    return out
 
 
 def other_uploads(per_family: int, seed: int) -> dict[str, list[tuple[bytes, str]]]:
@@ -69,14 +56,13 @@ def other_uploads(per_family: int, seed: int) -> dict[str, list[tuple[bytes, str
     return families
 
 
-def hint_rates(head: ServingHead, uploads: list[tuple[bytes, str]]) -> dict[str, float]:
+def hint_rates(hints: list[str | None], texts: list[str]) -> dict[str, float]:
     """``right`` / ``wrong``: shares of the uploads hinted with their text / with another (a picture
     whose text is empty is not a number: any hint is wrong)."""
-    named = [hint(head, data) for data, _ in uploads]
-    right = [h is not None and h == text for h, (_, text) in zip(named, uploads, strict=True)]
-    wrong = [h is not None and h != text for h, (_, text) in zip(named, uploads, strict=True)]
-    n = max(len(uploads), 1)
-    return {"right": sum(right) / n, "wrong": sum(wrong) / n}
+    n = max(len(texts), 1)
+    right = sum(h is not None and h == t for h, t in zip(hints, texts, strict=True))
+    wrong = sum(h is not None and h != t for h, t in zip(hints, texts, strict=True))
+    return {"right": right / n, "wrong": wrong / n}
 
 
 def markdown(rates: dict[str, dict[str, dict[str, float]]], counts: dict[str, int], models: list[str]) -> str:

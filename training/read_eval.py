@@ -24,8 +24,8 @@ from model_store.serving import ServingHead
 
 from .data import load_split
 from .drawn import png_bytes
-from .evaluate import UPLOAD_MAX_PIXELS, add_store_args, serving_heads
-from .number_hints import hint_rates, number_uploads, other_uploads
+from .evaluate import UPLOAD_MAX_PIXELS, add_store_args, preprocess_uploads, serving_heads
+from .number_hints import hint_rates, named, other_uploads
 from .number_hints import markdown as hints_markdown
 from .numbers import FAMILIES, make_family
 
@@ -49,21 +49,25 @@ def add_read_eval_args(p: argparse.ArgumentParser, settings) -> None:
                    "digits or more and on PER_FAMILY outliers of each family; default: 0 (skip)")  # fmt: skip
 
 
-def split_all(samples: list[tuple[np.ndarray, str]], rules_only: bool = False) -> list[Candidates | None]:
-    """Every picture's candidate digits (None where the segmenter refused the picture)."""
+def encoded(samples: list[tuple[np.ndarray, str]]) -> list[bytes]:
+    """The pictures as the PNG uploads the service would get."""
+    return [png_bytes(Image.fromarray(image)) for image, _ in samples]
+
+
+def split_uploads(uploads: list[bytes], rules_only: bool = False) -> list[Candidates | None]:
+    """Every upload's candidate digits (None where the segmenter refused the picture)."""
     out: list[Candidates | None] = []
-    for image, _ in samples:
+    for data in uploads:
         try:
-            out.append(
-                candidates_bytes(
-                    png_bytes(Image.fromarray(image)),
-                    UPLOAD_MAX_PIXELS,
-                    max_crops=0 if rules_only else MAX_CROPS,
-                )
-            )
+            out.append(candidates_bytes(data, UPLOAD_MAX_PIXELS, max_crops=0 if rules_only else MAX_CROPS))
         except ImageError:
             out.append(None)
     return out
+
+
+def split_all(samples: list[tuple[np.ndarray, str]], rules_only: bool = False) -> list[Candidates | None]:
+    """Every picture's candidate digits (None where the segmenter refused the picture)."""
+    return split_uploads(encoded(samples), rules_only)
 
 
 @torch.inference_mode()
@@ -88,13 +92,28 @@ def text_of(cands: Candidates, rows: np.ndarray, chosen: list[int], num_classes:
     return cands.spelled(chosen, [str(int(rows[i, :num_classes].argmax())) for i in chosen])[0]
 
 
-def read(head: ServingHead, pictures: list[Candidates | None], weights: Weights = WEIGHTS) -> list[str]:
-    """The text the model reads in each picture, each picture's reading chosen from its own rows."""
+def read(
+    head: ServingHead, pictures: list[Candidates | None], weights: Weights = WEIGHTS,
+    answered: list[np.ndarray | None] | None = None,
+) -> list[str]:  # fmt: skip
+    """The text the model reads in each picture, each picture's reading chosen from its own rows
+    (``answered``: the rows ``answer`` gave already)."""
     return [
         "" if cands is None or rows is None
         else text_of(cands, rows, choose(cands, rows, head.digit_threshold, weights), head.num_classes)
-        for cands, rows in zip(pictures, answer(head, pictures), strict=True)
+        for cands, rows in zip(pictures, answered or answer(head, pictures), strict=True)
     ]  # fmt: skip
+
+
+def hint_table(
+    heads: dict[str, ServingHead], uploads: list[bytes], texts: list[str], pictures: list[Candidates | None],
+    answered: dict[str, list[np.ndarray | None]],
+) -> dict[str, dict[str, float]]:  # fmt: skip
+    """Per model, how often /predict's hint names these uploads' texts (``training.number_hints``): the
+    one-digit preprocessing runs once for every model, the split and its rows are the reading's own."""
+    singles, refused = preprocess_uploads(uploads, len(uploads))
+    hints = {m: named(head, singles, refused, pictures, answered[m]) for m, head in heads.items()}
+    return {m: hint_rates(h, texts) for m, h in hints.items()}
 
 
 def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
@@ -110,15 +129,19 @@ def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
     counts = " | ".join(f"count right ({m})" for m in models)
     lines = [f"| family | numbers | {' | '.join(models)} | {counts} |",
              f"|---|---:|{'---:|' * 2 * len(models)}"]  # fmt: skip
+    if args.hints and args.rules_only:
+        raise SystemExit("--hints measures the service's split: leave out --rules-only")
     for family in args.families:
         samples = make_family(family, args.count, args.seed, mnist)
+        uploads = encoded(samples)
         t0 = time.perf_counter()
-        pictures = split_all(samples, args.rules_only)
+        pictures = split_uploads(uploads, args.rules_only)
         per_picture_ms = 1000 * (time.perf_counter() - t0) / len(samples)
         crops = np.mean([len(c.crops) if c is not None else 0 for c in pictures])
+        answered = {m: answer(head, pictures) for m, head in heads.items()}
         rates[family], counted = {}, {}
         for m, head in heads.items():
-            texts = read(head, pictures)
+            texts = read(head, pictures, answered=answered[m])
             rates[family][m] = float(
                 np.mean([t == text for t, (_, text) in zip(texts, samples, strict=True)])
             )
@@ -127,18 +150,24 @@ def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
             )
         log.info("%s: %d numbers, segmentation %.1f ms and %.1f crops per picture", family, len(samples),
                  per_picture_ms, crops)  # fmt: skip
-        if args.hints:
-            uploads = number_uploads(samples)
-            hinted[family] = {m: hint_rates(head, uploads) for m, head in heads.items()}
-            hint_counts[family] = len(uploads)
+        if args.hints:  # the numbers of two digits or more, split and answered above
+            several = [i for i, (_, text) in enumerate(samples) if len(text) >= 2]
+            hinted[family] = hint_table(
+                heads, [uploads[i] for i in several], [samples[i][1] for i in several],
+                [pictures[i] for i in several], {m: [a[i] for i in several] for m, a in answered.items()},
+            )  # fmt: skip
+            hint_counts[family] = len(several)
         cells = " | ".join(f"{100 * rates[family][m]:.1f}%" for m in models)
         count_cells = " | ".join(f"{100 * counted[m]:.1f}%" for m in models)
         lines.append(f"| {family} | {len(samples)} | {cells} | {count_cells} |")
     print("\n".join(lines))
     if args.hints:
-        for family, uploads in other_uploads(args.hints, args.seed).items():
-            hinted[family] = {m: hint_rates(head, uploads) for m, head in heads.items()}
-            hint_counts[family] = len(uploads)
+        for family, items in other_uploads(args.hints, args.seed).items():
+            uploads, texts = [u for u, _ in items], [t for _, t in items]
+            pictures = split_uploads(uploads)
+            answered = {m: answer(head, pictures) for m, head in heads.items()}
+            hinted[family] = hint_table(heads, uploads, texts, pictures, answered)
+            hint_counts[family] = len(items)
         print("\n" + hints_markdown(hinted, hint_counts, models))
     if "strokes" in rates:
         for m in models:
