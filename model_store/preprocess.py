@@ -6,8 +6,9 @@ normalisation happens later, in the ServingHead. Training scores models through 
 (``python -m training robustness``), so it is part of the training<->serving contract.
 
 The rule for soft pictures (blurred, faint, low-resolution, thick pen): never threshold away ink a
-person can see. The paper is subtracted and only its measured grain is cut; the digit's box is
-found on a smoothed mask, but the pixels inside it keep their gray levels all the way to 28x28.
+person can see. A hard shadow across a photographed page is divided out (``shadows``), the paper is
+subtracted and only its measured grain is cut; the digit's box is found on a smoothed mask, but the
+pixels inside it keep their gray levels all the way to 28x28.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ from .decode import (
     to_gray,
 )
 from .guides import guides_removed
+from .imageops import blur3, coarse_copy, dilate3, erode3, median, quantiles, reached, shifts, upsample
 from .rulings import rulings_removed, runs
+from .shadows import shadow_lifted
 
 __all__ = [
     "FORMAT_NAMES",
@@ -74,7 +77,6 @@ BOX_LEVEL = 0.2  # the digit's extent: where the smoothed ink reaches this share
 GRAIN = 3.0  # residuals under GRAIN x the paper's noise (sigma) are grain, not ink
 MIN_FLOOR = 0.03  # and so are residuals under 3% of the ink's contrast (JPEG halos, leftover shading)
 UNEVEN = 0.06  # border patches differing by more than this: uneven light, subtract a local background
-COARSE_SIDE = 40  # the digit is located on a copy reduced to about this side (noise averaged out)
 GUIDE_LEVEL = 0.1  # a box or underline is traced on the crop where its ink (peak 1) is above this
 LOOP_CROSSINGS = 3  # a loop round a digit: its middle row and column cross ink this often or more
 LOOP_MIN_SIDE = 24  # smaller crops are taken as they are
@@ -98,53 +100,9 @@ def pixels_to_array(pixels: object, where: str = "pixels") -> np.ndarray:
     return arr
 
 
-def _quantiles(x: np.ndarray, qs: tuple[float, ...]) -> list[float]:
-    """Fast approximate quantiles of values in 0..1 from a 1024-bin histogram."""
-    hist = np.bincount(np.clip(x.ravel() * 1023.0, 0, 1023).astype(np.int32), minlength=1024)
-    cum = np.cumsum(hist) / x.size
-    return [float(np.searchsorted(cum, q)) / 1023.0 for q in qs]
-
-
-def _median(v: np.ndarray) -> float:
-    """np.median of a 1-D array (same partition, same mean of the middle pair) without its
-    ~10 µs of checks: it runs twice per request on the hot 28x28 path."""
-    k = v.size // 2
-    if v.size % 2:
-        return float(np.partition(v, k)[k])
-    part = np.partition(v, (k - 1, k))
-    return float((part[k - 1] + part[k]) / 2)
-
-
 def _border(x: np.ndarray) -> np.ndarray:
     b = max(1, min(x.shape) // 20)
     return np.concatenate([x[:b].ravel(), x[-b:].ravel(), x[:, :b].ravel(), x[:, -b:].ravel()])
-
-
-def _shifts(x: np.ndarray, pad: bool = False) -> list[np.ndarray]:
-    """x and its 8 neighbours' values, one array each (outside the picture: ``pad``)."""
-    p = np.pad(x, 1, constant_values=pad)
-    h, w = x.shape
-    return [p[dy : dy + h, dx : dx + w] for dy in range(3) for dx in range(3)]
-
-
-def _dilate3(mask: np.ndarray) -> np.ndarray:
-    """3x3 dilation of a boolean mask (nothing outside the picture), as two 3-wide passes in place."""
-    rows = mask.copy()
-    rows[1:] |= mask[:-1]
-    rows[:-1] |= mask[1:]
-    out = rows.copy()
-    out[:, 1:] |= rows[:, :-1]
-    out[:, :-1] |= rows[:, 1:]
-    return out
-
-
-def _erode3(mask: np.ndarray, pad: bool) -> np.ndarray:
-    """3x3 erosion of a boolean mask; outside the picture counts as ``pad`` (True: the frame's edge
-    erodes nothing)."""
-    out = ~_dilate3(~mask)
-    if not pad:
-        out[0], out[-1], out[:, 0], out[:, -1] = False, False, False, False
-    return out
 
 
 def _surface_removed(gray: np.ndarray) -> np.ndarray:
@@ -154,8 +112,8 @@ def _surface_removed(gray: np.ndarray) -> np.ndarray:
     page filling the frame, light ink on a dark board) is returned as it is."""
     if min(gray.shape) < 64:
         return gray
-    coarse, f = _coarse(gray)
-    level = _median(coarse.ravel())
+    coarse, f = coarse_copy(gray)
+    level = median(coarse.ravel())
     # Which pixels along the sheet's edge join the surface: darker than the sheet by this share of the
     # contrast between them. A small sheet's whole outline is in view, and what is left of it reads as
     # ink. How the sheet's level is continued over the surface: a small sheet's shading, spread ring
@@ -168,30 +126,20 @@ def _surface_removed(gray: np.ndarray) -> np.ndarray:
     surface, level, table = found
     # The frame's edge too, where the last specks of the surface hide: no digit sits there.
     surface[:3], surface[-3:], surface[:, :3], surface[:, -3:] = True, True, True, True
-    full = _upsample(surface, f, gray.shape)
+    full = upsample(surface, f, gray.shape)
     # The coarse mask misses slivers thinner than a coarse pixel (along a tilted sheet's edge): grow it
     # at full resolution over what is still darker than the sheet, within one more coarse pixel.
-    reach = _upsample(_dilate3(surface), f, gray.shape)
-    darker = reach & (gray < _upsample(fill(coarse, ~surface), f, gray.shape) - edge * (level - table))
+    reach = upsample(dilate3(surface), f, gray.shape)
+    darker = reach & (gray < upsample(fill(coarse, ~surface), f, gray.shape) - edge * (level - table))
     for _ in range(f):
-        grown = _dilate3(full) & (darker | full)
+        grown = dilate3(full) & (darker | full)
         if np.array_equal(grown, full):
             break
         full = grown
     # The sheet's level painted over all of it, continued from the coarse cells untouched by the surface.
     h, w = surface.shape
     touched = full[: h * f, : w * f].reshape(h, f, w, f).any(axis=(1, 3))
-    return np.where(full, _upsample(fill(coarse, ~touched), f, gray.shape), gray)
-
-
-def _reached(seed: np.ndarray, within: np.ndarray) -> np.ndarray:
-    """The cells of ``within`` connected to ``seed`` (8-neighbours): a flood fill, by dilations."""
-    region = seed & within
-    while True:
-        grown = _dilate3(region) & within
-        if np.array_equal(grown, region):
-            return region
-        region = grown
+    return np.where(full, upsample(fill(coarse, ~touched), f, gray.shape), gray)
 
 
 def _filled(mask: np.ndarray) -> np.ndarray:
@@ -202,27 +150,30 @@ def _filled(mask: np.ndarray) -> np.ndarray:
     open_ = np.pad(~mask[box], 1, constant_values=True)
     beyond = np.pad(np.zeros_like(mask[box]), 1, constant_values=True)
     filled = mask.copy()
-    filled[box] = ~_reached(beyond, open_)[1:-1, 1:-1]
+    filled[box] = ~reached(beyond, open_)[1:-1, 1:-1]
     return filled
 
 
 def _surface_along_edge(coarse: np.ndarray, level: float) -> tuple[np.ndarray, float, float] | None:
     """The sheet is the picture's dominant level (``level``). The surface is what is much darker than
-    the sheet, runs along the picture's edge unbroken for at least 15% of it, and is thicker than a pen
-    stroke; strokes (also dark, but thin, and touching the edge rarely and briefly) are left alone.
-    -> (the surface's coarse cells, the sheet's level, the surface's level) or None."""
+    the sheet, runs along the picture's edge unbroken for at least 15% of it, is thicker than a pen
+    stroke, and has nothing written on it darker than itself (that is a shadow across the page, lifted
+    by ``shadows``); strokes (also dark, but thin, and touching the edge rarely and briefly) are left
+    alone. -> (the surface's coarse cells, the sheet's level, the surface's level) or None."""
     dark = coarse < level - SHEET_CONTRAST
     edge = np.zeros_like(dark)
     edge[0], edge[-1], edge[:, 0], edge[:, -1] = True, True, True, True
     if dark[edge].mean() < 0.15:
         return None
-    thick = _erode3(dark, pad=True)  # strokes vanish
-    surface = _reached(thick & edge, thick)  # the thick dark connected to the edge
+    thick = erode3(dark, pad=True)  # strokes vanish
+    surface = reached(thick & edge, thick)  # the thick dark connected to the edge
     if _longest_edge_run(surface) < 0.15 * edge.sum():
         return None
-    table = _median(coarse[surface])
+    table = median(coarse[surface])
+    if (coarse[surface] < table - SHEET_CONTRAST / 2).sum() >= 2:
+        return None  # writing on it, darker than it: a shadow across the page (``shadows``), not a table
     for _ in range(3):  # its full extent again (the erosion undone), and the sheet's blurred, shaded edge
-        surface = _dilate3(surface)
+        surface = dilate3(surface)
     # Nothing darker than the sheet left beside it: that dark region is the writing itself (a digit
     # cropped flush to its ink, a 7's bar along the top edge), not a table with a written sheet on it.
     if not (coarse[~surface] < level - SHEET_CONTRAST / 4).any():
@@ -240,18 +191,18 @@ def _small_sheet(coarse: np.ndarray, level: float) -> tuple[np.ndarray, float, f
     blank, and with something darker written on it. Light strokes on a dark board (chalk, an inverted
     digit) fail: filled in, their loops leave a shape with bays or an oval, and a bare stroke is a bar
     (a bold 8 whose loops are two small holes can pass: 1 of the robustness suite's 500 inverted digits)."""
-    hi = _quantiles(coarse, (0.98,))[0]
+    hi = quantiles(coarse, (0.98,))[0]
     if hi - level < SHEET_CONTRAST:  # nothing much lighter than the dominant level: the usual case
         return None
     light = coarse > (level + hi) / 2
-    solid = _erode3(light, pad=False)  # the sheet's inside, not a stroke's
+    solid = erode3(light, pad=False)  # the sheet's inside, not a stroke's
     if not solid.any():
         return None
     # The light region around the brightest solid cell, then every cell it encloses added (what cannot
     # be reached from beyond the frame's edge without crossing it).
     seed = np.zeros_like(light)
     seed[np.unravel_index(int(np.argmax(np.where(solid, coarse, -1.0))), coarse.shape)] = True
-    sheet = _filled(_reached(seed, light))
+    sheet = _filled(reached(seed, light))
     area = int(sheet.sum())
     if area < MIN_SHEET * coarse.size or (light & sheet).sum() < 0.75 * area:
         return None
@@ -261,12 +212,12 @@ def _small_sheet(coarse: np.ndarray, level: float) -> tuple[np.ndarray, float, f
         return None  # bays (a chalk 6, 8 or 9 filled in) or a long bar (a 1)
     if hull_area < 0.87 * _min_rectangle_area(hull):
         return None  # round (a chalk 0 filled in), not a quadrilateral, even one seen at a slant
-    sheet_level = _median(coarse[sheet & light])
-    inside = _erode3(sheet, pad=True)  # away from its own blurred edge
+    sheet_level = median(coarse[sheet & light])
+    inside = erode3(sheet, pad=True)  # away from its own blurred edge
     if not (coarse[inside] < sheet_level - SHEET_CONTRAST / 4).any():  # nothing written on it
         return None
     # grown by a cell over the sheet's blurred edge: the rest of it is left to the full resolution
-    return _dilate3(~sheet), sheet_level, _median(coarse[~sheet])
+    return dilate3(~sheet), sheet_level, median(coarse[~sheet])
 
 
 def _aspect(mask: np.ndarray) -> float:
@@ -327,26 +278,14 @@ def _longest_edge_run(mask: np.ndarray) -> int:
     return int((np.flatnonzero(steps == -1) - np.flatnonzero(steps == 1)).max(initial=0))
 
 
-def _upsample(x: np.ndarray, f: int, shape: tuple[int, ...]) -> np.ndarray:
-    """A coarse map (mask or levels) back at full resolution: f times larger, edges extended to shape."""
-    h, w = x.shape
-    if x.dtype == bool:
-        big = np.repeat(np.repeat(x, f, axis=0), f, axis=1)
-    else:
-        big = np.asarray(
-            Image.fromarray(x.astype(np.float32), "F").resize((w * f, h * f), Image.Resampling.BILINEAR)
-        )
-    return np.pad(big, ((0, shape[0] - h * f), (0, shape[1] - w * f)), mode="edge")
-
-
 def _inpaint(x: np.ndarray, known: np.ndarray) -> np.ndarray:
     """x with its unknown pixels filled in from the known ones, ring by ring (3x3 neighbour means):
     the sheet's own shading continued over the surface, so no edge is left where they met."""
     known = known.copy()
     values = np.where(known, x, 0.0).astype(np.float32)
     while not known.all():
-        total = np.add.reduce(_shifts(values))
-        count = np.add.reduce(_shifts(known.astype(np.float32)))
+        total = np.add.reduce(shifts(values))
+        count = np.add.reduce(shifts(known.astype(np.float32)))
         ring = ~known & (count > 0)
         if not ring.any():
             break
@@ -374,9 +313,9 @@ def _white_on_black(gray: np.ndarray) -> np.ndarray:
     outer 1% of the pixels, but at least the 50 most extreme on large pictures: a digit written on a
     photographed page covers well under 1% of it. Where even those are paper, the darkest and the
     brightest pixel decide."""
-    paper = _median(_border(gray))
+    paper = median(_border(gray))
     q = min(0.01, max(0.001, 50.0 / gray.size))
-    lo, hi = _quantiles(gray, (q, 1.0 - q))
+    lo, hi = quantiles(gray, (q, 1.0 - q))
     dark, light = paper - lo, hi - paper
     if max(dark, light) < MIN_CONTRAST:  # the ink is fewer pixels still (a small digit on a large page,
         dark, light = paper - float(gray.min()), float(gray.max()) - paper  # a scan): the very extremes
@@ -391,9 +330,9 @@ def _paper(x: np.ndarray) -> np.ndarray | float:
     h, w = x.shape
     b = max(1, min(h, w) // 20)
     if min(h, w) < 16:
-        return _median(_border(x))
+        return median(_border(x))
     sides = (x[:b].T, x[-b:].T, x[:, :b], x[:, -b:])  # each: (length, b)
-    levels = [_median(part.ravel()) for side in sides for part in np.array_split(side, 3)]
+    levels = [median(part.ravel()) for side in sides for part in np.array_split(side, 3)]
     if max(levels) - min(levels) <= UNEVEN:
         return float(np.median(levels))
     return _background(x)
@@ -440,15 +379,8 @@ def _noise_sigma(x: np.ndarray) -> float:
         return 0.0
     # 4-neighbour Laplacian on every second row: half the work, the same median
     lap = 4 * x[1:-1:2, 1:-1] - x[:-2:2, 1:-1] - x[2::2, 1:-1] - x[1:-1:2, :-2] - x[1:-1:2, 2:]
-    med = 4.0 * _quantiles(np.abs(lap) * 0.25, (0.5,))[0]  # histogram quantile wants 0..1
+    med = 4.0 * quantiles(np.abs(lap) * 0.25, (0.5,))[0]  # histogram quantile wants 0..1
     return med / (0.6745 * math.sqrt(20.0))  # Var(lap) = 20 sigma^2 for independent noise
-
-
-def _blur3(x: np.ndarray) -> np.ndarray:
-    """3x3 box blur (separable), edges replicated: takes the grain out of photographed paper."""
-    p = np.pad(x, 1, mode="edge")
-    rows = p[:-2] + p[1:-1] + p[2:]
-    return (rows[:, :-2] + rows[:, 1:-1] + rows[:, 2:]) / 9.0
 
 
 def _resize(x: np.ndarray, width: int, height: int) -> np.ndarray:
@@ -494,16 +426,6 @@ def _main_span(profile: np.ndarray, min_share: float = 0.06) -> tuple[int, int]:
     if keep.size == 0:
         keep = np.array([int(mass.argmax())])
     return int(starts[keep[0]]), int(ends[keep[-1]])
-
-
-def _coarse(x: np.ndarray) -> tuple[np.ndarray, int]:
-    """x reduced by an integer factor to about COARSE_SIDE, then 3x3 blurred: specks of noise fade,
-    strokes stay. Returns the copy and the factor."""
-    f = max(1, min(x.shape) // COARSE_SIDE)
-    if f > 1:
-        h, w = (x.shape[0] // f) * f, (x.shape[1] // f) * f
-        x = x[:h, :w].reshape(h // f, f, w // f, f).mean(axis=(1, 3))
-    return (_blur3(x) if min(x.shape) >= 16 else x), f
 
 
 def _ink_box(x: np.ndarray, level: float) -> tuple[int, int, int, int]:
@@ -553,7 +475,8 @@ def ink_above_paper(gray: np.ndarray) -> tuple[np.ndarray, float]:
     """Gray (any polarity, 0..1) -> (white-on-black ink with the paper subtracted, its grain's sigma),
     grainy paper averaged down first. Raises NoInk. The steps ``to_mnist`` takes (its 28x28 fast
     path aside), public so that ``model_store.segment`` finds digits on the ink they are fitted from."""
-    return _ink_above_paper(_white_on_black(_surface_removed(gray.astype(np.float32, copy=False))))
+    lifted = shadow_lifted(_surface_removed(gray.astype(np.float32, copy=False)))
+    return _ink_above_paper(_white_on_black(lifted))
 
 
 def _ink_above_paper(x: np.ndarray) -> tuple[np.ndarray, float]:
@@ -570,7 +493,7 @@ def _denoised(x: np.ndarray, sigma: float | None = None) -> tuple[np.ndarray, fl
         raise NoInk("no ink found: the canvas is empty or has too little contrast")
     sigma = _noise_sigma(x) if sigma is None else sigma
     if sigma > 0.01 and min(x.shape) >= 32:  # grainy: average the grain down before measuring
-        x = _blur3(x)
+        x = blur3(x)
         sigma /= 3.0
     return x, sigma
 
@@ -578,7 +501,8 @@ def _denoised(x: np.ndarray, sigma: float | None = None) -> tuple[np.ndarray, fl
 def to_mnist(gray: np.ndarray) -> np.ndarray:
     """Gray image (any polarity, 0..1) -> MNIST-style (28, 28) float32. Raises NoInk. An uploaded picture
     (a photo that may show the table around the sheet) goes through ``preprocess_bytes`` instead."""
-    return _fitted(_white_on_black(gray.astype(np.float32, copy=False)), _ink_above_paper, loops=True)
+    lifted = shadow_lifted(gray.astype(np.float32, copy=False))
+    return _fitted(_white_on_black(lifted), _ink_above_paper, loops=True)
 
 
 def ink_to_mnist(ink: np.ndarray) -> np.ndarray:
@@ -592,14 +516,14 @@ def ink_to_mnist(ink: np.ndarray) -> np.ndarray:
 def _fitted(x: np.ndarray, ink: Callable[[np.ndarray], tuple[np.ndarray, float]], loops: bool) -> np.ndarray:
     """White-on-black picture -> MNIST-style (28, 28); ``ink`` takes the paper out (and its grain);
     ``loops``: a loop drawn round the digit is taken out too."""
-    if x.shape == (SIZE, SIZE) and _median(_border(x)) < 0.05:
+    if x.shape == (SIZE, SIZE) and median(_border(x)) < 0.05:
         if float(x.max()) < MIN_CONTRAST:
             raise NoInk("no ink found: the canvas is empty")
         fast = _is_mnist_like(x)
         if fast is not None:
             return np.clip(fast, 0.0, 1.0).astype(np.float32, copy=False)
     x, sigma = ink(x)
-    coarse, f = _coarse(x)
+    coarse, f = coarse_copy(x)
     peak = float(coarse.max())
     # Only isolated bright pixels: noise, not strokes. A faint coarse peak still counts when it stands
     # far out of the coarse copy's own grain: a thin pen line on a large, clean photo.
@@ -666,6 +590,17 @@ def preprocess_bytes(data: bytes, max_pixels: int) -> np.ndarray:
     img = decode_image(data, max_pixels)
     seen = to_gray(img)
     gray = _surface_removed(seen)
+    try:
+        return _digit(data, max_pixels, img, seen, gray)
+    except NoInk:
+        if gray is seen:
+            raise
+        # What was painted over as the table held the writing: a shadow across the page, not a table.
+        return _digit(data, max_pixels, img, seen, seen)
+
+
+def _digit(data: bytes, max_pixels: int, img: Image.Image, seen: np.ndarray, gray: np.ndarray) -> np.ndarray:
+    """``preprocess_bytes`` once the surface step has made ``gray`` of the picture ``seen``."""
     box = small_writing(gray, max(full_size(img)))
     if box is None:
         return to_mnist(gray)
@@ -673,7 +608,7 @@ def preprocess_bytes(data: bytes, max_pixels: int) -> np.ndarray:
     # What the surface step painted in the cut is painted there too: found anew, a digit that fills the
     # cut would be taken for a sheet.
     r0, r1, c0, c1 = box
-    painted = _dilate3(gray[r0:r1, c0:c1] != seen[r0:r1, c0:c1])
+    painted = dilate3(gray[r0:r1, c0:c1] != seen[r0:r1, c0:c1])
     if painted.any():
         size = (cut.shape[1], cut.shape[0])
         mask = np.asarray(Image.fromarray(painted).resize(size, Image.Resampling.NEAREST))
@@ -695,7 +630,7 @@ def small_writing(gray: np.ndarray, side: int, lines: bool = False) -> tuple[int
         return None
     try:
         x, sigma = ink_above_paper(gray)
-        coarse, f = _coarse(x)
+        coarse, f = coarse_copy(x)
         peak = float(coarse.max())
         r0, r1, c0, c1 = _ink_box(coarse, max(BOX_LEVEL * peak, GRAIN * sigma / f))
     except NoInk:

@@ -521,6 +521,21 @@ def page_scan(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     return _encode(page)
 
 
+def hard_shadow(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """A phone photo of a page with a hard shadow across it (the phone's or the hand's): a straight
+    edge at any angle, over the digit or beside it, a penumbra 0.5-3% of the picture wide, the shadow
+    35-60% darker than the lit page; the digit 60% of the picture, anywhere; grain, JPEG."""
+    side = int(rng.integers(160, 401))
+    ink = _on_canvas(_ink(u8, int(side * 0.6)), side, side, rng)
+    yy, xx = np.mgrid[0:side, 0:side] / side
+    ang = rng.uniform(0, 2 * np.pi)
+    across = np.cos(ang) * (xx - 0.5) + np.sin(ang) * (yy - 0.5) - rng.uniform(-0.25, 0.25)
+    shade = np.clip(across / rng.uniform(0.005, 0.03) + 0.5, 0.0, 1.0)
+    light = 0.92 * (1.0 - rng.uniform(0.35, 0.6) * shade)
+    page = light * (1.0 - 0.85 * ink) + 0.015 * rng.standard_normal((side, side))
+    return _encode(Image.fromarray(_u8(page)).convert("RGB"), "JPEG", quality=int(rng.integers(75, 93)))
+
+
 # family -> corruptions, in the order the tables show them
 FAMILIES: dict[str, dict[str, Corruption]] = {
     "clean": {"clean": clean},
@@ -541,6 +556,7 @@ FAMILIES: dict[str, dict[str, Corruption]] = {
         "form_field": form_field,  # and this after that
     },
     "scan": {"dithered": dithered, "page_scan": page_scan},  # last, for the same reason
+    "shadow": {"hard_shadow": hard_shadow},  # then this
 }
 CORRUPTIONS: dict[str, Corruption] = {n: f for fam in FAMILIES.values() for n, f in fam.items()}
 FAMILY_OF: dict[str, str] = {n: fam for fam, group in FAMILIES.items() for n in group}

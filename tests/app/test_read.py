@@ -108,6 +108,32 @@ def test_a_number_on_a_notebook_page_is_read_without_its_margin_line(
     assert r.json()["text"] == text
 
 
+def shadowed_jpeg(text: str, seed: int) -> bytes:
+    """The pen-stroke number photographed with a hard shadow across it (the phone's): a straight edge
+    at a random angle, 40-55% darker beyond it, grain, JPEG."""
+    rng = np.random.default_rng(seed)
+    pen = stroke_number(text, rng).astype(np.float32) / 255.0  # ink on white
+    h, w = pen.shape
+    yy, xx = np.mgrid[0:h, 0:w]
+    a = rng.uniform(0, 2 * np.pi)
+    across = np.cos(a) * (xx / w - 0.5) + np.sin(a) * (yy / h - 0.5) - rng.uniform(-0.2, 0.2)
+    light = 0.92 * (1.0 - rng.uniform(0.4, 0.55) * np.clip(across / 0.01 + 0.5, 0.0, 1.0))
+    page = light * (0.08 + 0.92 * pen) + rng.normal(0.0, 0.015, (h, w))
+    return png_bytes(np.clip(page * 255, 0, 255).astype(np.uint8), fmt="JPEG", quality=88)
+
+
+@pytest.mark.parametrize("name", ["cnn-mnist", "vit-mnist"])
+def test_a_number_with_a_shadow_across_it_is_read(reader: TestClient, name: str) -> None:
+    """The shadowed part of the page read as ink (or the lit part, where the shadow covered most of it),
+    or the picture came out empty: before shadows were lifted, 58-59% of such numbers read exactly
+    (150, seed 21), now 83-84%; of these 12, the CNN reads 9 and the ViT 10."""
+    texts = [str(n) for n in np.random.default_rng(7).integers(10, 100_000, 12)]
+    read = [reader.post(f"/v1/models/{name}/read", content=shadowed_jpeg(t, seed),
+                        headers={"Content-Type": "image/jpeg"}).json().get("text")
+            for seed, t in enumerate(texts)]  # fmt: skip
+    assert sum(r == t for r, t in zip(read, texts, strict=True)) >= 8, list(zip(read, texts, strict=True))
+
+
 @pytest.mark.parametrize("name", ["cnn-mnist", "vit-mnist"])
 @pytest.mark.parametrize(("text", "seed"), [("2026", 0), ("417", 3)])
 def test_a_circled_number_is_read_without_its_circle(
