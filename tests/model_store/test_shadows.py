@@ -94,7 +94,7 @@ def gray_of(u8: np.ndarray, paper: float, pen: float, side: int = 200) -> np.nda
 
 
 def test_what_is_not_a_shadow_is_left_as_it_is(digits):
-    """Chalk on a board (light strokes wider than a stroke once closed), light falling off smoothly across
+    """Chalk on a board (its light part is strokes, not a lit page), light falling off smoothly across
     the page, a solid dark object touching the frame with nothing written darker, a clean page."""
     side = 200
     yy, xx = np.mgrid[0:side, 0:side] / side
