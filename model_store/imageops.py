@@ -36,6 +36,13 @@ def shifts(x: np.ndarray, pad: bool = False) -> list[np.ndarray]:
     return [p[dy : dy + h, dx : dx + w] for dy in range(3) for dx in range(3)]
 
 
+def frame(shape: tuple[int, ...], width: int = 1) -> np.ndarray:
+    """A boolean mask of the picture's outer ``width`` rows and columns."""
+    mask = np.ones(shape, bool)
+    mask[width:-width, width:-width] = False
+    return mask
+
+
 def dilate3(mask: np.ndarray) -> np.ndarray:
     """3x3 dilation of a boolean mask (nothing outside the picture), as two 3-wide passes in place."""
     rows = mask.copy()

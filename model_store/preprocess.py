@@ -37,7 +37,7 @@ from .decode import (
     to_gray,
 )
 from .guides import guides_removed
-from .imageops import blur3, coarse_copy, dilate3, erode3, median, quantiles, reached, shifts, upsample
+from .imageops import blur3, coarse_copy, dilate3, erode3, frame, median, quantiles, reached, shifts, upsample
 from .rulings import rulings_removed, runs
 from .shadows import shadow_lifted
 
@@ -125,7 +125,7 @@ def _surface_removed(gray: np.ndarray) -> np.ndarray:
         return gray
     surface, level, table = found
     # The frame's edge too, where the last specks of the surface hide: no digit sits there.
-    surface[:3], surface[-3:], surface[:, :3], surface[:, -3:] = True, True, True, True
+    surface |= frame(surface.shape, 3)
     full = upsample(surface, f, gray.shape)
     # The coarse mask misses slivers thinner than a coarse pixel (along a tilted sheet's edge): grow it
     # at full resolution over what is still darker than the sheet, within one more coarse pixel.
@@ -161,8 +161,7 @@ def _surface_along_edge(coarse: np.ndarray, level: float) -> tuple[np.ndarray, f
     by ``shadows``); strokes (also dark, but thin, and touching the edge rarely and briefly) are left
     alone. -> (the surface's coarse cells, the sheet's level, the surface's level) or None."""
     dark = coarse < level - SHEET_CONTRAST
-    edge = np.zeros_like(dark)
-    edge[0], edge[-1], edge[:, 0], edge[:, -1] = True, True, True, True
+    edge = frame(dark.shape)
     if dark[edge].mean() < 0.15:
         return None
     thick = erode3(dark, pad=True)  # strokes vanish

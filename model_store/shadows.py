@@ -24,6 +24,7 @@ from .imageops import (
     coarse_copy,
     dilate3,
     erode3,
+    frame,
     median,
     opened,
     quantiles,
@@ -75,8 +76,7 @@ def _shadow_levels(coarse: np.ndarray, gray: np.ndarray) -> tuple[float, float] 
     # The shadow falls from beyond the frame: what is below the middle level and joined to its edge (a
     # dark blob inside, a bold loop the closing kept, is not).
     below = light < (lo + hi) / 2
-    rim = np.zeros_like(below)
-    rim[0], rim[-1], rim[:, 0], rim[:, -1] = True, True, True, True
+    rim = frame(below.shape)
     shaded = reached(rim, below)
     if not MIN_SHARE <= shaded.mean() <= 1 - MIN_SHARE or shaded[rim].mean() < MIN_SHARE:
         return None
