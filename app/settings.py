@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from model_store import DEFAULT_STORE_DIR
@@ -22,7 +22,9 @@ class Settings(BaseSettings):
 
     # Front-end worker processes (HTTP, decoding, preprocessing). auto: every core the engine leaves
     # free (on a GPU host all but two; on CPU half the cores, the other half computes).
-    workers: int | Literal["auto"] = Field("auto", description="front-end processes; auto = by cores")
+    workers: Annotated[int, Field(ge=1)] | Literal["auto"] = Field(
+        "auto", description="front-end processes; auto = by cores"
+    )
     # Set by the supervisor for its children: the engine's Unix socket. Unset: the worker runs its
     # own engine on a thread (plain ``uvicorn app.main:app``, tests).
     engine_socket: str | None = None
@@ -43,6 +45,12 @@ class Settings(BaseSettings):
     device: str = Field("auto", pattern=r"^(auto|cpu|cuda(:\d+)?)$", description="auto, cpu, cuda or cuda:N")
     amp: Literal["off", "bf16", "fp16"] = Field("off", description="autocast dtype on GPU (ignored on CPU)")
     torch_threads: int = Field(0, ge=0, description="intra-op threads on CPU; 0 = half the cores")
+    # A small model's batch barely speeds up with more intra-op threads, and on a CPU the engine's one
+    # forward pass at a time left a core idle while the front end waited for it. Lanes compute batches
+    # side by side (each lane one thread calling torch with TORCH_THREADS intra-op threads).
+    cpu_lanes: Annotated[int, Field(ge=1)] | Literal["auto"] = Field(
+        "auto", description="forward passes at once on the CPU; auto = cores / TORCH_THREADS (GPU: 1)"
+    )
     jit: bool = Field(True, description="serve predictions from a TorchScript trace (eager on failure)")
     # CPU with one intra-op thread (TORCH_THREADS=1, the default on 2 cores): a batch of one image is
     # computed on the engine's event loop instead of its device thread, saving the hand-off (~0.25 ms).
@@ -102,6 +110,12 @@ class Settings(BaseSettings):
         on_gpu = self.device.startswith("cuda") or (self.device == "auto" and gpu_present)
         return max(1, cpu_count - 2) if on_gpu else max(1, cpu_count // 2)
 
+    def lane_count(self, cpu_count: int, intra_op_threads: int) -> int:
+        """CPU_LANES, or for "auto" as many as fill the cores with the lanes' intra-op threads."""
+        if self.cpu_lanes != "auto":
+            return self.cpu_lanes
+        return max(1, cpu_count // intra_op_threads)
+
     def workers_here(self) -> int:
         """``worker_count`` on this host: the CPUs this process may use, and whether a GPU is present."""
         return self.worker_count(available_cpus(), nvidia_gpu_present())
@@ -110,3 +124,14 @@ class Settings(BaseSettings):
 @lru_cache
 def get_settings() -> Settings:
     return Settings()
+
+
+def settings_problems(exc: ValidationError) -> str:
+    """One line per bad variable (``WORKERS='0': ...``) from a Settings validation error. A union field
+    (an int or "auto") fails once per alternative: their messages are joined with "or"."""
+    by_field: dict[str, list[str]] = {}
+    for error in exc.errors(include_url=False):
+        loc = error["loc"]
+        where = f"{str(loc[0]).upper()}={error['input']!r}" if loc else "settings"
+        by_field.setdefault(where, []).append(error["msg"].removeprefix("Value error, "))
+    return "; ".join(f"{where}: {' or '.join(msgs)}" for where, msgs in by_field.items())

@@ -22,7 +22,9 @@ import sys
 import tempfile
 import time
 
-from .settings import Settings, get_settings
+from pydantic import ValidationError
+
+from .settings import Settings, get_settings, settings_problems
 
 log = logging.getLogger("app.supervisor")
 
@@ -129,6 +131,9 @@ def _wait_all(procs: list[subprocess.Popen], timeout_s: float) -> None:
 
 
 def main() -> None:
-    settings = get_settings()
+    try:
+        settings = get_settings()
+    except ValidationError as exc:  # a misconfiguration: say which variable and why, not a traceback
+        sys.exit(f"vit-digits: invalid settings: {settings_problems(exc)}")
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     sys.exit(Supervisor(settings).run())

@@ -1,11 +1,11 @@
 """Dynamic batching in the engine: one bounded queue and one background task per model and op.
 
-Jobs come from every front-end worker, so batches span workers. The task takes queued jobs up to
-``max_batch_size`` images (a job larger than that runs alone, in chunks); the forward pass runs on
-the device's single inference thread, or for a lone image on the CPU on the event loop's own thread
-(``DeviceRunner``: torch is never entered concurrently). While the model is busy, work
-queues up and goes in at once afterwards: waiting then only leaves the device idle. An idle model
-waits ``max_wait_s`` after the first job only when ``adaptive_wait`` is off. Jobs whose deadline
+Jobs come from every front-end worker, so batches span workers. When one of the device's lanes is
+free, the task takes queued jobs up to ``max_batch_size`` images (a job larger than that runs alone,
+in chunks); the forward pass runs on that lane's thread, or for a lone image on the CPU on the event
+loop's own thread (``DeviceRunner``). While every lane is busy, work queues up and goes in at once
+when one frees: waiting then only leaves the device idle. An idle model waits ``max_wait_s`` after
+the first job only when ``adaptive_wait`` is off. Jobs whose deadline
 passed or whose worker cancelled them (client gone) are dropped before they cost compute; a full
 queue refuses at once.
 """
@@ -69,17 +69,29 @@ class BatcherStats:
 
 
 class DeviceRunner:
-    """Runs the forward passes of every batcher of one device, one at a time: on the device thread, or
-    a lone image (``on_loop_max_images``) right on the event loop's thread when nothing is running on
-    the device thread. Shared by the device's batchers, so torch is never entered concurrently; see
-    ``Engine.runner`` for why the CPU skips the thread's hand-off for lone images."""
+    """Runs the forward passes of every batcher of one device, at most ``lanes`` at once: each on a
+    thread of the executor (one per lane), or a lone image (``on_loop_max_images``) right on the event
+    loop's thread when no thread is computing. A GPU has one lane. On the CPU each lane is one thread
+    calling torch with ``torch.get_num_threads()`` intra-op threads, so lanes x threads is what the
+    engine may use; see ``Engine`` for why. A batcher takes a lane before it forms a batch, so work
+    keeps queueing (and batching) while every lane is busy, and the device's batchers take turns."""
 
-    def __init__(self, executor: Executor, on_loop_max_images: int = 0) -> None:
+    def __init__(self, executor: Executor, lanes: int = 1, on_loop_max_images: int = 0) -> None:
         self.executor = executor
+        self.lanes = lanes
         self.on_loop_max_images = on_loop_max_images
-        self._on_thread = 0  # forward passes handed to the thread and not yet back (loop thread only)
+        self._free = asyncio.Semaphore(lanes)
+        self._on_thread = 0  # forward passes handed to a thread and not yet back (loop thread only)
+
+    async def take_lane(self) -> None:
+        """Wait until a lane is free and hold it; ``give_lane`` hands it back."""
+        await self._free.acquire()
+
+    def give_lane(self) -> None:
+        self._free.release()
 
     async def run(self, fn: RunBatch, views: list[np.ndarray]) -> np.ndarray:
+        """The forward pass, on the lane the caller holds."""
         if not self.on_loop_max_images:  # nothing ever runs on the loop: no count to keep
             return await asyncio.wrap_future(self.executor.submit(fn, views))
         if self._on_thread == 0 and sum(len(v) for v in views) <= self.on_loop_max_images:
@@ -124,7 +136,8 @@ class DynamicBatcher:
         self.stats = BatcherStats()
         self._queue: deque[Job] = deque()
         self._queued_images = 0
-        self._in_flight: list[Job] = []
+        self._in_flight: list[list[Job]] = []  # the batches on the device's lanes now
+        self._running: set[asyncio.Task] = set()
         self._wake = asyncio.Event()
         self._accepting = True
         self._task: asyncio.Task | None = None
@@ -145,7 +158,7 @@ class DynamicBatcher:
 
     @property
     def pending(self) -> int:
-        return self._queued_images + sum(j.n for j in self._in_flight)
+        return self._queued_images + sum(j.n for batch in self._in_flight for j in batch)
 
     def submit(self, job: Job) -> None:
         """Queue a job, or answer it at once (shutting down, queue full)."""
@@ -175,6 +188,9 @@ class DynamicBatcher:
             with suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        for task in self._running:
+            task.cancel()
+        await asyncio.gather(*self._running, return_exceptions=True)
         self._fail_all(Status.SHUTTING_DOWN)
 
     # ------------------------------------------------------------------------------- the task
@@ -191,13 +207,20 @@ class DynamicBatcher:
                     continue
                 if not busy and not self.adaptive_wait:
                     await self._wait_for_more(loop)
-                batch = self._take()
-                if batch:
-                    await self._run(batch)
-                    # A batch run on this thread never yielded: let the answers go out and the
-                    # CANCELs and SUBMITs that arrived meanwhile in before taking the next one.
-                    await asyncio.sleep(0)
-                busy = bool(batch)
+                await self.runner.take_lane()
+                batch: list[Job] = []
+                try:
+                    batch = self._take()
+                finally:
+                    if not batch:  # all of it expired or cancelled: the lane goes back
+                        self.runner.give_lane()
+                if not batch:
+                    continue
+                self._start(batch)
+                # Let the batch start (a lone image computes right here on the loop), then the
+                # answers go out and the CANCELs and SUBMITs that arrived meanwhile come in.
+                await asyncio.sleep(0)
+                busy = True
             except asyncio.CancelledError:
                 self._fail_all(Status.SHUTTING_DOWN)
                 raise
@@ -240,9 +263,31 @@ class DynamicBatcher:
         self._set_pending()
         return batch
 
-    async def _run(self, batch: list[Job]) -> None:
-        self._in_flight = batch
+    def _start(self, batch: list[Job]) -> None:
+        """Run a batch on the lane this batcher holds, as a task of its own; the lane is given back
+        when it ends."""
+        self._in_flight.append(batch)
         self._set_pending()
+        task = asyncio.get_running_loop().create_task(self._run(batch), name=f"batch-{self.name}")
+        self._running.add(task)
+        task.add_done_callback(lambda done: self._batch_done(done, batch))
+
+    def _batch_done(self, task: asyncio.Task, batch: list[Job]) -> None:
+        self._running.discard(task)
+        self.runner.give_lane()
+        if not task.cancelled() and task.exception() is not None:  # a bug in _run: nobody may hang
+            log.error("batch on %s failed", self.name, exc_info=task.exception())
+            for job in batch:
+                job.finish(Status.FAILED)
+            self._forget(batch)
+
+    def _forget(self, batch: list[Job]) -> None:
+        """The batch left its lane (``_fail_all`` may have dropped it already)."""
+        if any(b is batch for b in self._in_flight):
+            self._in_flight = [b for b in self._in_flight if b is not batch]
+            self._set_pending()
+
+    async def _run(self, batch: list[Job]) -> None:
         started = time.monotonic()
         views = [job.origin.inputs(job.slot, job.n) for job in batch]
         try:
@@ -259,8 +304,7 @@ class DynamicBatcher:
         except Exception as exc:
             results = await self._one_by_one(batch, exc)
         finally:
-            self._in_flight = []
-            self._set_pending()
+            self._forget(batch)
         compute = time.monotonic() - started
         n = sum(job.n for job in batch)
         if self._m is not None:
@@ -272,6 +316,8 @@ class DynamicBatcher:
             for job in batch:
                 m_queue.observe(started - job.enqueued)
         for job, result in zip(batch, results, strict=True):
+            if job.finished:  # already answered (failed by _fail_all): its slot may be someone else's now
+                continue
             if result is None:
                 job.finish(Status.FAILED)
                 continue
@@ -299,11 +345,12 @@ class DynamicBatcher:
         return out
 
     def _fail_all(self, status: Status) -> None:
-        for job in [*self._queue, *self._in_flight]:
+        """Answer everything queued or computing (a batch still on a lane skips its answers later)."""
+        for job in [*self._queue, *(j for batch in self._in_flight for j in batch)]:
             job.finish(status)
         self._queue.clear()
         self._queued_images = 0
-        self._in_flight = []
+        self._in_flight.clear()
         self._set_pending()
 
     def _set_pending(self) -> None:

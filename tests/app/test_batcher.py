@@ -296,3 +296,86 @@ def test_a_forward_pass_cancelled_while_on_the_thread_still_keeps_the_loop_off_t
         assert threads[-1] is threading.main_thread()
 
     asyncio.run(main())
+
+
+class HeldModel(Model):
+    """Every call waits at the gate; counts the calls inside at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inside = 0
+        self.most_inside = 0
+        self.lock = threading.Lock()
+        self.entries = threading.Semaphore(0)
+
+    def __call__(self, views: list[np.ndarray]) -> np.ndarray:
+        with self.lock:
+            self.inside += 1
+            self.most_inside = max(self.most_inside, self.inside)
+        self.entries.release()
+        assert self.gate.wait(10)
+        with self.lock:
+            self.inside -= 1
+        return super().__call__(views)
+
+
+def test_two_lanes_compute_two_batches_at_once_and_further_work_batches_until_one_frees() -> None:
+    """The CPU engine's lanes (CPU_LANES): the device's batchers share them; a batch is formed only
+    when a lane is free, so what arrives while every lane computes goes in together afterwards."""
+
+    async def main() -> None:
+        runner = DeviceRunner(ThreadPoolExecutor(2), lanes=2)
+        held = HeldModel()
+        a = DynamicBatcher("a", held, runner=runner, max_batch_size=8)
+        b = DynamicBatcher("b", held, runner=runner, max_batch_size=8)
+        a.start()
+        b.start()
+        oa, ob = Origin(), Origin()
+        a.submit(job(oa, 1, n=2))
+        b.submit(job(ob, 2, n=3))
+        for _ in range(2):  # both models inside at once, one on each lane
+            assert await asyncio.to_thread(held.entries.acquire, True, 10)
+        a.submit(job(oa, 3))  # no lane is free: these queue
+        b.submit(job(ob, 4))
+        a.submit(job(oa, 5, n=2))
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert held.inside == 2 and a.pending == 5 and b.pending == 4
+        held.gate.set()
+        await answered([oa, ob], 5)
+        assert held.most_inside == 2
+        assert sorted(held.calls) == [1, 2, 3, 3]  # a's two queued jobs went in one batch
+        assert (
+            oa.answers[5] == (Status.OK, 3) and (oa.written[5] == 5).all() and oa.written[5].shape == (2, 2)
+        )
+        assert ob.answers[4] == (Status.OK, 1) and (ob.written[4] == 4).all()
+        assert a.pending == 0 and b.pending == 0
+        await a.stop()
+        await b.stop()
+
+    asyncio.run(main())
+
+
+def test_stop_answers_the_batches_on_the_lanes_at_once_and_writes_nothing_when_they_finish() -> None:
+    """A job answered before its forward pass ends frees its worker's slot for another request: the
+    late outputs must not be written into it."""
+
+    async def main() -> None:
+        runner = DeviceRunner(ThreadPoolExecutor(2), lanes=2)
+        held = HeldModel()
+        b = DynamicBatcher("m", held, runner=runner, max_batch_size=1)
+        b.start()
+        o = Origin()
+        b.submit(job(o, 1))
+        b.submit(job(o, 2))
+        for _ in range(2):
+            assert await asyncio.to_thread(held.entries.acquire, True, 10)
+        await b.stop()
+        assert o.answers == {1: (Status.SHUTTING_DOWN, 0), 2: (Status.SHUTTING_DOWN, 0)}
+        held.gate.set()
+        await asyncio.to_thread(runner.executor.shutdown, True)  # both forward passes ran to the end
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert len(held.calls) == 2 and o.written == {} and b.pending == 0
+
+    asyncio.run(main())

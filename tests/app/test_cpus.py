@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -59,3 +61,39 @@ def test_the_quota_caps_the_affinity_mask_rounding_down(tmp_path):
 )
 def test_worker_count(workers, device, cpus, gpu, expected):
     assert Settings(workers=workers, device=device).worker_count(cpus, gpu) == expected
+
+
+@pytest.mark.parametrize(
+    ("lanes", "cpus", "threads", "expected"),
+    [
+        ("auto", 2, 1, 2),  # the 2-core default: two lanes of one thread each
+        ("auto", 16, 8, 2),
+        ("auto", 4, 3, 1),
+        ("auto", 1, 1, 1),
+        (3, 16, 8, 3),
+    ],
+)
+def test_lane_count(lanes, cpus, threads, expected):
+    assert Settings(cpu_lanes=lanes).lane_count(cpus, threads) == expected
+
+
+@pytest.mark.parametrize(
+    ("env", "says"),
+    [
+        (
+            {"WORKERS": "0"},
+            "WORKERS='0': Input should be greater than or equal to 1 or Input should be 'auto'",
+        ),
+        ({"CPU_LANES": "many"}, "CPU_LANES='many': Input should be a valid integer"),
+        ({"MAX_BODY_BYTES_IN_FLIGHT": "2048"}, "settings: MAX_BODY_BYTES_IN_FLIGHT (2048) must be at least"),
+    ],
+)
+def test_the_service_refuses_bad_settings_with_one_line_saying_which_and_why(env, says):
+    """A misconfiguration ends `python -m app` at once with a line naming the variable, no traceback
+    (WORKERS=0 used to start an engine and no worker at all: never ready, nothing said)."""
+    run = subprocess.run(
+        [sys.executable, "-m", "app"], env={**os.environ, **env, "PORT": "1"}, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert run.stderr.startswith("vit-digits: invalid settings: ") and says in run.stderr

@@ -17,7 +17,8 @@ from .conftest import VIT, engine_batcher, make_settings, running
 # The gate holds the model inside a forward pass of one image: the engine must keep reading requests
 # meanwhile, so these apps compute lone images on the engine's device thread too
 # (CPU_COMPUTE_ON_LOOP=false). Computing on the loop: tests/app/test_batcher.py and every other server.
-GATED = {"cpu_compute_on_loop": False}
+# One lane, so that the held pass holds the device and the rest queues (lanes: test_batcher.py).
+GATED = {"cpu_compute_on_loop": False, "cpu_lanes": 1}
 
 PREDICT = f"/v1/models/{VIT}/predict"
 

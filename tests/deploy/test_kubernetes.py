@@ -192,8 +192,8 @@ def test_overlays_pick_the_device(overlay):
         assert env_dict(container)["DEVICE"] == "cpu"
         assert container["image"].endswith(":cpu")
         env = env_dict(container)
-        threads, workers = int(env["TORCH_THREADS"]), int(env["WORKERS"])
-        assert threads + workers <= int(limits["cpu"]), "workers + compute threads fit in the pod's CPUs"
+        threads, lanes, workers = int(env["TORCH_THREADS"]), int(env["CPU_LANES"]), int(env["WORKERS"])
+        assert workers + lanes * threads <= int(limits["cpu"]), "workers + lanes' threads fit the CPUs"
     assert "memory" in limits and "cpu" in container["resources"]["requests"]
     workers = env_dict(container).get("WORKERS", "auto")
     assert workers != "auto", "auto counts the node's cores, not the pod's: set WORKERS"
