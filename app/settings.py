@@ -46,8 +46,9 @@ class Settings(BaseSettings):
     amp: Literal["off", "bf16", "fp16"] = Field("off", description="autocast dtype on GPU (ignored on CPU)")
     torch_threads: int = Field(0, ge=0, description="intra-op threads on CPU; 0 = half the cores")
     # A small model's batch barely speeds up with more intra-op threads, and on a CPU the engine's one
-    # forward pass at a time left a core idle while the front end waited for it. Lanes compute batches
-    # side by side (each lane one thread calling torch with TORCH_THREADS intra-op threads).
+    # forward pass at a time left a core idle when the model was the bottleneck. Lanes compute batches
+    # side by side (each one thread calling torch with TORCH_THREADS intra-op threads); a model takes
+    # a further lane only while a full batch waits (app.engine.batcher).
     cpu_lanes: Annotated[int, Field(ge=1)] | Literal["auto"] = Field(
         "auto", description="forward passes at once on the CPU; auto = cores / TORCH_THREADS (GPU: 1)"
     )

@@ -13,7 +13,6 @@ import logging
 import os
 import socket
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -120,10 +119,11 @@ class Engine:
         self.layout: Layout | None = None
         # Forward passes run on the device's threads, so that this loop keeps reading SUBMITs and
         # writing answers while the device computes. A GPU gets one (its CUDA graphs share buffers).
-        # On the CPU, CPU_LANES threads compute batches side by side, each with TORCH_THREADS intra-op
-        # threads: a batch of this size barely speeds up with more intra-op threads, while the front
-        # end, waiting on one forward pass at a time, left the rest of the cores idle (2 cores: 1.6x
-        # the /v2 req/s, 1.25x uploads, with 2 lanes instead of 1). On the CPU a lone image
+        # On the CPU, up to CPU_LANES threads compute batches side by side, each with TORCH_THREADS
+        # intra-op threads: a batch of this size barely speeds up with more intra-op threads, while
+        # one forward pass at a time left a core idle when the model was the bottleneck (2 cores, the
+        # ViT at 64 clients: 1.2-1.5x the req/s with 2 lanes). A model takes a further lane only for
+        # a full batch (DynamicBatcher), so where the front end is the bottleneck it keeps its CPU. On the CPU a lone image
         # (CPU_COMPUTE_ON_LOOP) runs on this loop when no thread computes: the hand-off (two
         # wake-ups, 0.2-0.3 ms on 2 cores) is 10-20% of its forward pass, and a lone image means
         # little else is waiting. With several intra-op threads every calling thread would get its
@@ -132,9 +132,8 @@ class Engine:
         self.cpu_threads = settings.torch_threads or max(1, cpus // 2)
         on_cpu = self.device.type == "cpu"
         self.lanes = settings.lane_count(cpus, self.cpu_threads) if on_cpu else 1
-        self.executor = ThreadPoolExecutor(max_workers=self.lanes, thread_name_prefix=f"infer-{self.device}")
         on_loop = on_cpu and settings.cpu_compute_on_loop and self.cpu_threads == 1
-        self.runner = DeviceRunner(self.executor, self.lanes, on_loop_max_images=1 if on_loop else 0)
+        self.runner = DeviceRunner(self.lanes, 1 if on_loop else 0, name=f"infer-{self.device}")
         self._server: asyncio.Task | None = None
         self._listener: socket.socket | None = None
 
@@ -150,7 +149,7 @@ class Engine:
         self._listener.setblocking(False)
         self._server = asyncio.get_running_loop().create_task(self._accept_loop(), name="engine-accept")
         t0 = time.perf_counter()
-        await asyncio.get_running_loop().run_in_executor(self.executor, self._load)
+        await asyncio.wrap_future(self.runner.submit(self._load))
         for batcher in self.batchers.values():
             batcher.start()
         self.loaded.set()
@@ -202,7 +201,7 @@ class Engine:
             self._listener.close()
         if os.path.exists(self.socket_path):
             os.unlink(self.socket_path)
-        self.executor.shutdown(wait=False, cancel_futures=True)
+        self.runner.shutdown()
 
     # ------------------------------------------------------------------------------- readiness
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 
 import numpy as np
@@ -62,7 +61,7 @@ class Model:
 
 
 def make(model: Model, **kw: object) -> DynamicBatcher:
-    return DynamicBatcher("m", model, runner=DeviceRunner(ThreadPoolExecutor(1)), **kw)  # type: ignore[arg-type]
+    return DynamicBatcher("m", model, runner=DeviceRunner(), **kw)  # type: ignore[arg-type]
 
 
 def job(origin: Origin, req_id: int, n: int = 1, deadline_s: float = 30.0) -> Job:
@@ -183,7 +182,7 @@ def test_a_lone_image_runs_on_the_loop_and_what_arrived_meanwhile_batches_on_the
                     b.submit(job(o, req_id))
             return model(views)
 
-        b = DynamicBatcher("m", forward, runner=DeviceRunner(ThreadPoolExecutor(1), on_loop_max_images=1),
+        b = DynamicBatcher("m", forward, runner=DeviceRunner(on_loop_max_images=1),
                            max_batch_size=8)  # fmt: skip
         b.start()
         b.submit(job(o, 1))
@@ -214,7 +213,7 @@ def test_after_a_batch_on_the_loop_it_yields_so_a_cancel_read_meanwhile_drops_a_
                 loop.call_soon(setattr, jobs[3], "cancelled", True)  # the CANCEL of job 4 arrives
             return model(views)
 
-        b = DynamicBatcher("m", forward, runner=DeviceRunner(ThreadPoolExecutor(1), on_loop_max_images=1),
+        b = DynamicBatcher("m", forward, runner=DeviceRunner(on_loop_max_images=1),
                            max_batch_size=1)  # fmt: skip
         b.start()
         for j in jobs:
@@ -231,7 +230,7 @@ def test_a_lone_image_waits_for_the_device_thread_while_another_batcher_computes
     image queues behind it on the thread instead of running on the loop at the same time."""
 
     async def main() -> None:
-        runner = DeviceRunner(ThreadPoolExecutor(1), on_loop_max_images=1)
+        runner = DeviceRunner(on_loop_max_images=1)
         big, lone = Model(hold_first=True), Model()
         order: list[str] = []
 
@@ -270,7 +269,7 @@ def test_a_forward_pass_cancelled_while_on_the_thread_still_keeps_the_loop_off_t
     thread is really done, a lone image still goes to the thread rather than running beside it."""
 
     async def main() -> None:
-        runner = DeviceRunner(ThreadPoolExecutor(1), on_loop_max_images=1)
+        runner = DeviceRunner(on_loop_max_images=1)
         held = Model(hold_first=True)
         threads: list[threading.Thread] = []
 
@@ -324,7 +323,7 @@ def test_two_lanes_compute_two_batches_at_once_and_further_work_batches_until_on
     when a lane is free, so what arrives while every lane computes goes in together afterwards."""
 
     async def main() -> None:
-        runner = DeviceRunner(ThreadPoolExecutor(2), lanes=2)
+        runner = DeviceRunner(lanes=2)
         held = HeldModel()
         a = DynamicBatcher("a", held, runner=runner, max_batch_size=8)
         b = DynamicBatcher("b", held, runner=runner, max_batch_size=8)
@@ -361,7 +360,7 @@ def test_stop_answers_the_batches_on_the_lanes_at_once_and_writes_nothing_when_t
     late outputs must not be written into it."""
 
     async def main() -> None:
-        runner = DeviceRunner(ThreadPoolExecutor(2), lanes=2)
+        runner = DeviceRunner(lanes=2)
         held = HeldModel()
         b = DynamicBatcher("m", held, runner=runner, max_batch_size=1)
         b.start()
@@ -373,9 +372,50 @@ def test_stop_answers_the_batches_on_the_lanes_at_once_and_writes_nothing_when_t
         await b.stop()
         assert o.answers == {1: (Status.SHUTTING_DOWN, 0), 2: (Status.SHUTTING_DOWN, 0)}
         held.gate.set()
-        await asyncio.to_thread(runner.executor.shutdown, True)  # both forward passes ran to the end
+        await asyncio.to_thread(runner.shutdown, True)  # both forward passes ran to the end
         for _ in range(20):
             await asyncio.sleep(0)
         assert len(held.calls) == 2 and o.written == {} and b.pending == 0
+
+    asyncio.run(main())
+
+
+def test_one_model_takes_a_second_lane_only_for_a_full_batch_and_light_work_stays_on_the_first() -> None:
+    """While a batch of a model computes, what arrives waits for it unless a full batch is waiting:
+    only then is the device behind and a second lane worth the front end's CPU. Work that needs one
+    lane at a time always gets the same one (the same thread, the same core's caches)."""
+
+    async def main() -> None:
+        runner = DeviceRunner(lanes=2)
+        held = HeldModel()
+        threads: list[str] = []
+        sizes: list[int] = []
+
+        def forward(views: list[np.ndarray]) -> np.ndarray:
+            threads.append(threading.current_thread().name)
+            sizes.append(sum(len(v) for v in views))
+            return held(views)
+
+        b = DynamicBatcher("m", forward, runner=runner, max_batch_size=4)
+        b.start()
+        o = Origin()
+        b.submit(job(o, 1))
+        assert await asyncio.to_thread(held.entries.acquire, True, 10)
+        for req_id in (2, 3, 4):  # three images: not a full batch, they wait for the first lane
+            b.submit(job(o, req_id))
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert held.inside == 1 and runner.lanes_busy == 1
+        b.submit(job(o, 5))  # four waiting: the second lane takes them
+        assert await asyncio.to_thread(held.entries.acquire, True, 10)
+        assert held.inside == 2 and sizes == [1, 4]
+        held.gate.set()
+        await answered([o], 5)
+        for req_id in (6, 7, 8):  # one at a time: always the first lane
+            b.submit(job(o, req_id))
+            await answered([o], req_id)
+        assert threads[:2] == ["device-lane0_0", "device-lane1_0"]
+        assert threads[2:] == ["device-lane0_0"] * 3
+        await b.stop()
 
     asyncio.run(main())
