@@ -123,11 +123,11 @@ class Engine:
         # intra-op threads: a batch of this size barely speeds up with more intra-op threads, while
         # one forward pass at a time left a core idle when the model was the bottleneck (2 cores, the
         # ViT at 64 clients: 1.2-1.5x the req/s with 2 lanes). A model takes a further lane only for
-        # a full batch (DynamicBatcher), so where the front end is the bottleneck it keeps its CPU. On the CPU a lone image
-        # (CPU_COMPUTE_ON_LOOP) runs on this loop when no thread computes: the hand-off (two
-        # wake-ups, 0.2-0.3 ms on 2 cores) is 10-20% of its forward pass, and a lone image means
-        # little else is waiting. With several intra-op threads every calling thread would get its
-        # own OpenMP pool, so then it keeps the threads.
+        # a full batch (DynamicBatcher), so where the front end is the bottleneck it keeps its CPU.
+        # On the CPU a lone image (CPU_COMPUTE_ON_LOOP) runs on this loop when no lane computes: the
+        # hand-off (two wake-ups, 0.2-0.3 ms on 2 cores) is 10-20% of its forward pass, and a lone
+        # image means little else is waiting. With several intra-op threads every calling thread
+        # would get its own OpenMP pool, so then it keeps the lanes.
         cpus = available_cpus()
         self.cpu_threads = settings.torch_threads or max(1, cpus // 2)
         on_cpu = self.device.type == "cpu"
