@@ -54,7 +54,7 @@ class Settings(BaseSettings):
     )
     jit: bool = Field(True, description="serve predictions from a TorchScript trace (eager on failure)")
     # CPU with one intra-op thread (TORCH_THREADS=1, the default on 2 cores): a batch of one image is
-    # computed on the engine's event loop instead of its device thread, saving the hand-off (~0.25 ms).
+    # computed on the engine's event loop instead of a lane's thread, saving the hand-off (~0.25 ms).
     cpu_compute_on_loop: bool = Field(True, description="CPU: lone images computed on the engine's loop")
 
     max_batch_size: int = Field(32, ge=1, le=4096)

@@ -29,7 +29,7 @@ from ..metrics import Metrics
 
 log = logging.getLogger(__name__)
 
-# A list of (n_i, H, W) float32 views -> (sum n_i, W) float32 outputs. Runs on the device thread.
+# A list of (n_i, H, W) float32 views -> (sum n_i, W) float32 outputs. Runs on a lane's thread.
 RunBatch = Callable[[list[np.ndarray]], np.ndarray]
 
 
