@@ -82,6 +82,14 @@ class Metrics:
             "vit_digits_pending_requests", "images queued or being computed", ["model"], registry=r,
             multiprocess_mode="livesum",
         )  # fmt: skip
+        self.lanes = Gauge(
+            "vit_digits_lanes", "forward passes the engine may compute at once (CPU_LANES; 1 on a GPU)",
+            ["device"], registry=r, multiprocess_mode="livesum",
+        )  # fmt: skip
+        self.lanes_busy = Gauge(
+            "vit_digits_lanes_busy", "lanes computing now (a second one: the device fell behind)", ["device"],
+            registry=r, multiprocess_mode="livesum",
+        )  # fmt: skip
         self.body_bytes = Gauge(
             "vit_digits_request_body_bytes",
             "request body bytes held by requests not yet answered (each worker's: MAX_BODY_BYTES_IN_FLIGHT)",

@@ -77,11 +77,22 @@ class DeviceRunner:
     intra-op threads; see ``Engine`` for why there are several. A batcher takes a lane before it forms
     a batch, so work keeps queueing (and batching) while every lane is busy."""
 
-    def __init__(self, lanes: int = 1, on_loop_max_images: int = 0, name: str = "device") -> None:
+    def __init__(
+        self,
+        lanes: int = 1,
+        on_loop_max_images: int = 0,
+        name: str = "device",
+        metrics: Metrics | None = None,
+    ) -> None:
         self.threads = [ThreadPoolExecutor(1, thread_name_prefix=f"{name}-lane{i}") for i in range(lanes)]
         self.on_loop_max_images = on_loop_max_images
         self._free = asyncio.Semaphore(lanes)
         self._busy = [False] * lanes
+        self._busy_gauge = None
+        if metrics is not None:
+            metrics.lanes.labels(name).set(lanes)
+            self._busy_gauge = metrics.lanes_busy.labels(name)
+            self._busy_gauge.set(0)
         self._on_thread = 0  # forward passes handed to a thread and not yet back (loop thread only)
 
     @property
@@ -97,11 +108,17 @@ class DeviceRunner:
         await self._free.acquire()
         lane = self._busy.index(False)
         self._busy[lane] = True
+        self._count_busy()
         return lane
 
     def give_lane(self, lane: int) -> None:
         self._busy[lane] = False
         self._free.release()
+        self._count_busy()
+
+    def _count_busy(self) -> None:
+        if self._busy_gauge is not None:
+            self._busy_gauge.set(self.lanes_busy)
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
         """Work outside the batchers (loading, warming up) on the first lane's thread."""

@@ -133,7 +133,7 @@ class Engine:
         on_cpu = self.device.type == "cpu"
         self.lanes = settings.lane_count(cpus, self.cpu_threads) if on_cpu else 1
         on_loop = on_cpu and settings.cpu_compute_on_loop and self.cpu_threads == 1
-        self.runner = DeviceRunner(self.lanes, 1 if on_loop else 0, name=f"infer-{self.device}")
+        self.runner = DeviceRunner(self.lanes, 1 if on_loop else 0, str(self.device), self.metrics)
         self._server: asyncio.Task | None = None
         self._listener: socket.socket | None = None
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from app.engine.batcher import DeviceRunner, DynamicBatcher, Job
 from app.hop import Status
+from app.metrics import Metrics
 
 
 class Origin:
@@ -323,7 +324,8 @@ def test_two_lanes_compute_two_batches_at_once_and_further_work_batches_until_on
     when a lane is free, so what arrives while every lane computes goes in together afterwards."""
 
     async def main() -> None:
-        runner = DeviceRunner(lanes=2)
+        metrics = Metrics()
+        runner = DeviceRunner(lanes=2, metrics=metrics)
         held = HeldModel()
         a = DynamicBatcher("a", held, runner=runner, max_batch_size=8)
         b = DynamicBatcher("b", held, runner=runner, max_batch_size=8)
@@ -340,6 +342,8 @@ def test_two_lanes_compute_two_batches_at_once_and_further_work_batches_until_on
         for _ in range(20):
             await asyncio.sleep(0)
         assert held.inside == 2 and a.pending == 5 and b.pending == 4
+        busy = metrics.lanes_busy.labels("device")
+        assert busy._value.get() == 2 and metrics.lanes.labels("device")._value.get() == 2
         held.gate.set()
         await answered([oa, ob], 5)
         assert held.most_inside == 2
@@ -348,7 +352,9 @@ def test_two_lanes_compute_two_batches_at_once_and_further_work_batches_until_on
             oa.answers[5] == (Status.OK, 3) and (oa.written[5] == 5).all() and oa.written[5].shape == (2, 2)
         )
         assert ob.answers[4] == (Status.OK, 1) and (ob.written[4] == 4).all()
-        assert a.pending == 0 and b.pending == 0
+        for _ in range(5):  # the lanes go back when the batches' tasks end, just after their answers
+            await asyncio.sleep(0)
+        assert a.pending == 0 and b.pending == 0 and busy._value.get() == 0
         await a.stop()
         await b.stop()
 

@@ -11,7 +11,9 @@ import pytest
 import torch
 from fastapi.testclient import TestClient
 
+from app.cpus import available_cpus
 from app.main import create_app
+from app.settings import Settings
 
 from .conftest import CNN, VIT, make_settings, running
 
@@ -137,8 +139,11 @@ def test_metrics_have_the_contract_names_per_app(test_store):
         f'vit_digits_execution_count_total{{model="{VIT}"}} 1.0',
         'vit_digits_request_seconds_count{route="/v1/models/{name}/predict"}',
         "vit_digits_request_body_bytes 0.0",  # every body answered: nothing held
+        'vit_digits_lanes_busy{device="cpu"} 0.0',
     ):
         assert line in text, line
+    lanes = Settings(cpu_lanes="auto").lane_count(available_cpus(), 1)  # the app's TORCH_THREADS is 1
+    assert f'vit_digits_lanes{{device="cpu"}} {float(lanes)}' in text
     with TestClient(apps[1]) as c:
         assert 'route="/v1/models/{name}/predict"' not in c.get("/metrics").text  # its own registry
 
