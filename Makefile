@@ -8,7 +8,7 @@ PORT ?= 8000
 DATA_ROOT ?= $(if $(wildcard ../shared/data/MNIST/raw),../shared/data,data)
 export DATA_ROOT
 
-.PHONY: run test lint image-test train bench bench-peers clean help
+.PHONY: run test lint image-test train bench bench-peers bench-peers-x2 clean help
 
 help:
 	@echo "make run    serve the shipped checkpoints on http://$(HOST):$(PORT)"
@@ -18,6 +18,7 @@ help:
 	@echo "make train  train vit-mnist and cnn-mnist into model_store/checkpoints"
 	@echo "make bench  benchmarks: raw model, served load, batch endpoint, cold start, worker sweep"
 	@echo "make bench-peers  the same model served by LitServe and Triton, side by side (../shared/peers)"
+	@echo "make bench-peers-x2  the same with two model instances per peer (scripts/peers_instances.sh)"
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -78,6 +79,11 @@ bench-peers: $(VENV)/.installed
 	PEERS_VENV=$(PEERS_VENV) $(PEERS)/setup.sh
 	{ echo "--- $$(date -u '+%F %H:%M') UTC, commit $$(git rev-parse --short HEAD)"; \
 	  PEERS_VENV=$(PEERS_VENV) $(PEERS_VENV)/bin/python $(PEERS)/run.py --project .; } | tee -a bench/results/peers.txt
+
+# The same with two model instances per peer (scripts/peers_instances.sh), as our lanes use a second core.
+bench-peers-x2: $(VENV)/.installed
+	PEERS_VENV=$(PEERS_VENV) $(PEERS)/setup.sh
+	PEERS=$(PEERS) PEERS_VENV=$(PEERS_VENV) bash scripts/peers_instances.sh | tee -a bench/results/peers.txt
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache runs
