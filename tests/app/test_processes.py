@@ -12,6 +12,7 @@ import signal
 import httpx
 import pytest
 
+from app.supervisor import ENGINE_MALLOC
 from testkit.server import wait_for
 
 from .conftest import VIT
@@ -82,3 +83,18 @@ def test_a_killed_engine_gives_503_at_once_drops_readiness_and_is_restarted(serv
     assert wait_for(lambda: ready(service.url), 120), "not ready again after the engine's restart"
     assert engine not in children(service.proc.pid)
     assert httpx.post(f"{service.url}{PREDICT}", json=PIXELS, timeout=30).status_code == 200
+
+
+def environment(pid: int) -> dict[str, str]:
+    pairs = open(f"/proc/{pid}/environ", "rb").read().decode().split("\0")
+    return dict(p.split("=", 1) for p in pairs if "=" in p)
+
+
+def test_only_the_engine_keeps_its_freed_activation_memory_in_the_heap(service) -> None:  # type: ignore[no-untyped-def]
+    """glibc's malloc tuned in the engine alone (see app.supervisor.ENGINE_MALLOC): its large blocks are
+    a batch's activations, reused each forward pass; a worker's are decoded photos."""
+    procs = children(service.proc.pid)
+    [engine] = [pid for pid, c in procs.items() if "app.engine" in c]
+    assert {k: environment(engine).get(k) for k in ENGINE_MALLOC} == ENGINE_MALLOC
+    for worker in (pid for pid, c in procs.items() if "app.worker" in c):
+        assert not set(ENGINE_MALLOC) & set(environment(worker))
