@@ -175,8 +175,7 @@ class DynamicBatcher:
         self.stats = BatcherStats()
         self._queue: deque[Job] = deque()
         self._queued_images = 0
-        self._in_flight: list[list[Job]] = []  # the batches on the device's lanes now
-        self._running: set[asyncio.Task] = set()
+        self._running: dict[asyncio.Task, list[Job]] = {}  # the batches on the device's lanes now
         self._wake = asyncio.Event()
         self._accepting = True
         self._task: asyncio.Task | None = None
@@ -197,7 +196,9 @@ class DynamicBatcher:
 
     @property
     def pending(self) -> int:
-        return self._queued_images + sum(j.n for batch in self._in_flight for j in batch)
+        """Images queued, or computing and not yet answered."""
+        computing = (j.n for batch in self._running.values() for j in batch if not j.finished)
+        return self._queued_images + sum(computing)
 
     def submit(self, job: Job) -> None:
         """Queue a job, or answer it at once (shutting down, queue full)."""
@@ -313,27 +314,20 @@ class DynamicBatcher:
     def _start(self, batch: list[Job], lane: int) -> None:
         """Run a batch on the lane this batcher holds, as a task of its own; the lane is given back
         when it ends."""
-        self._in_flight.append(batch)
-        self._set_pending()
         task = asyncio.get_running_loop().create_task(self._run(batch, lane), name=f"batch-{self.name}")
-        self._running.add(task)
-        task.add_done_callback(lambda done: self._batch_done(done, batch, lane))
+        self._running[task] = batch
+        self._set_pending()
+        task.add_done_callback(lambda done: self._batch_done(done, lane))
 
-    def _batch_done(self, task: asyncio.Task, batch: list[Job], lane: int) -> None:
-        self._running.discard(task)
+    def _batch_done(self, task: asyncio.Task, lane: int) -> None:
+        batch = self._running.pop(task)
         self.runner.give_lane(lane)
         self._wake.set()
         if not task.cancelled() and task.exception() is not None:  # a bug in _run: nobody may hang
             log.error("batch on %s failed", self.name, exc_info=task.exception())
             for job in batch:
                 job.finish(Status.FAILED)
-            self._forget(batch)
-
-    def _forget(self, batch: list[Job]) -> None:
-        """The batch left its lane (``_fail_all`` may have dropped it already)."""
-        if any(b is batch for b in self._in_flight):
-            self._in_flight = [b for b in self._in_flight if b is not batch]
-            self._set_pending()
+        self._set_pending()
 
     async def _run(self, batch: list[Job], lane: int) -> None:
         started = time.monotonic()
@@ -351,8 +345,6 @@ class DynamicBatcher:
             raise
         except Exception as exc:
             results = await self._one_by_one(batch, exc, lane)
-        finally:
-            self._forget(batch)
         compute = time.monotonic() - started
         n = sum(job.n for job in batch)
         if self._m is not None:
@@ -395,11 +387,10 @@ class DynamicBatcher:
 
     def _fail_all(self, status: Status) -> None:
         """Answer everything queued or computing (a batch still on a lane skips its answers later)."""
-        for job in [*self._queue, *(j for batch in self._in_flight for j in batch)]:
+        for job in [*self._queue, *(j for batch in self._running.values() for j in batch)]:
             job.finish(status)
         self._queue.clear()
         self._queued_images = 0
-        self._in_flight.clear()
         self._set_pending()
 
     def _set_pending(self) -> None:
