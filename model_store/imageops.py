@@ -1,9 +1,10 @@
 """Small numpy operations on gray pictures and boolean masks, shared by the preprocessing's steps
-(``preprocess``, ``shadows``): fast quantiles and medians, 3x3 neighbourhoods, a coarse copy, and
-running minima and maxima over wide windows."""
+(``preprocess``, ``shadows``, ``highlights``): fast quantiles and medians, 3x3 neighbourhoods, a coarse
+copy, running minima and maxima over wide windows, the grain's level."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -98,7 +99,9 @@ def coarse_copy(x: np.ndarray) -> tuple[np.ndarray, int]:
     f = max(1, min(x.shape) // COARSE_SIDE)
     if f > 1:
         h, w = (x.shape[0] // f) * f, (x.shape[1] // f) * f
-        x = x[:h, :w].reshape(h // f, f, w // f, f).mean(axis=(1, 3))
+        # rows summed in blocks, then columns: contiguous reductions, 4-6x faster than mean over (1, 3)
+        rows = x[:h, :w].reshape(h // f, f, w).sum(axis=1)
+        x = rows.reshape(h // f, w // f, f).sum(axis=2) * (1.0 / (f * f))
     return (blur3(x) if min(x.shape) >= 16 else x), f
 
 
@@ -130,3 +133,13 @@ def closed(x: np.ndarray, k: int) -> np.ndarray:
 def opened(x: np.ndarray, k: int) -> np.ndarray:
     """Grey opening by a k x k square: light features narrower than k filled with their surroundings."""
     return square(square(x, k, np.minimum), k, np.maximum)
+
+
+def noise_sigma(x: np.ndarray) -> float:
+    """Standard deviation of the paper's grain, from the median |Laplacian| (edges are a minority)."""
+    if min(x.shape) < 8:
+        return 0.0
+    # 4-neighbour Laplacian on every second row: half the work, the same median
+    lap = 4 * x[1:-1:2, 1:-1] - x[:-2:2, 1:-1] - x[2::2, 1:-1] - x[1:-1:2, :-2] - x[1:-1:2, 2:]
+    med = 4.0 * quantiles(np.abs(lap) * 0.25, (0.5,))[0]  # histogram quantile wants 0..1
+    return med / (0.6745 * math.sqrt(20.0))  # Var(lap) = 20 sigma^2 for independent noise

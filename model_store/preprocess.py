@@ -7,8 +7,9 @@ normalisation happens later, in the ServingHead. Training scores models through 
 
 The rule for soft pictures (blurred, faint, low-resolution, thick pen): never threshold away ink a
 person can see. A hard shadow across a photographed page is divided out (``shadows``), the paper is
-subtracted and only its measured grain is cut; the digit's box is found on a smoothed mask, but the
-pixels inside it keep their gray levels all the way to 28x28.
+subtracted (followed locally under a highlight on glossy paper: ``highlights``) and only its measured
+grain is cut; the digit's box is found on a smoothed mask, but the pixels inside it keep their gray
+levels all the way to 28x28.
 """
 
 from __future__ import annotations
@@ -37,7 +38,20 @@ from .decode import (
     to_gray,
 )
 from .guides import guides_removed
-from .imageops import blur3, coarse_copy, dilate3, erode3, frame, median, quantiles, reached, shifts, upsample
+from .highlights import paper_under_highlights
+from .imageops import (
+    blur3,
+    coarse_copy,
+    dilate3,
+    erode3,
+    frame,
+    median,
+    noise_sigma,
+    quantiles,
+    reached,
+    shifts,
+    upsample,
+)
 from .rulings import rulings_removed, runs
 from .shadows import shadow_lifted
 
@@ -372,16 +386,6 @@ def _robust_fit(basis: np.ndarray, values: np.ndarray, ink_above: bool) -> np.nd
     return coef
 
 
-def _noise_sigma(x: np.ndarray) -> float:
-    """Standard deviation of the paper's grain, from the median |Laplacian| (edges are a minority)."""
-    if min(x.shape) < 8:
-        return 0.0
-    # 4-neighbour Laplacian on every second row: half the work, the same median
-    lap = 4 * x[1:-1:2, 1:-1] - x[:-2:2, 1:-1] - x[2::2, 1:-1] - x[1:-1:2, :-2] - x[1:-1:2, 2:]
-    med = 4.0 * quantiles(np.abs(lap) * 0.25, (0.5,))[0]  # histogram quantile wants 0..1
-    return med / (0.6745 * math.sqrt(20.0))  # Var(lap) = 20 sigma^2 for independent noise
-
-
 def _resize(x: np.ndarray, width: int, height: int) -> np.ndarray:
     img = Image.fromarray(np.ascontiguousarray(x, dtype=np.float32), "F")
     return np.clip(np.asarray(img.resize((width, height), Image.Resampling.LANCZOS)), 0.0, 1.0)
@@ -480,8 +484,8 @@ def ink_above_paper(gray: np.ndarray) -> tuple[np.ndarray, float]:
 
 def _ink_above_paper(x: np.ndarray) -> tuple[np.ndarray, float]:
     """ink_above_paper on an image already turned white-on-black; lined or squared paper's rulings out."""
-    ink = np.clip(x - _paper(x), 0.0, None)
-    sigma = _noise_sigma(ink)
+    ink = np.clip(x - paper_under_highlights(x, _paper(x)), 0.0, None)
+    sigma = noise_sigma(ink)
     return _denoised(rulings_removed(ink, max(2 * MIN_FLOOR, GRAIN * sigma)), sigma)
 
 
@@ -490,7 +494,7 @@ def _denoised(x: np.ndarray, sigma: float | None = None) -> tuple[np.ndarray, fl
     here unless given)."""
     if float(x.max()) < MIN_CONTRAST:
         raise NoInk("no ink found: the canvas is empty or has too little contrast")
-    sigma = _noise_sigma(x) if sigma is None else sigma
+    sigma = noise_sigma(x) if sigma is None else sigma
     if sigma > 0.01 and min(x.shape) >= 32:  # grainy: average the grain down before measuring
         x = blur3(x)
         sigma /= 3.0
@@ -526,7 +530,7 @@ def _fitted(x: np.ndarray, ink: Callable[[np.ndarray], tuple[np.ndarray, float]]
     peak = float(coarse.max())
     # Only isolated bright pixels: noise, not strokes. A faint coarse peak still counts when it stands
     # far out of the coarse copy's own grain: a thin pen line on a large, clean photo.
-    if peak < MIN_CONTRAST / 2 and peak < 8 * _noise_sigma(coarse):
+    if peak < MIN_CONTRAST / 2 and peak < 8 * noise_sigma(coarse):
         raise NoInk("no ink found: the canvas is empty or has too little contrast")
     r0, r1, c0, c1 = _ink_box(coarse, max(BOX_LEVEL * peak, GRAIN * sigma / f))
     if f > 1:  # the coarse box is f px coarse: refine it at full resolution, within one coarse pixel

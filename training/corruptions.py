@@ -536,6 +536,30 @@ def hard_shadow(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     return _encode(Image.fromarray(_u8(page)).convert("RGB"), "JPEG", quality=int(rng.integers(75, 93)))
 
 
+def glare(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """A phone photo of glossy paper (a print, a laminated card, a whiteboard) with a lamp's or the
+    flash's reflection on it: a soft elliptical highlight (10-35% of the picture across) over or beside
+    the digit, adding 0.25-0.6 of the paper's light to paper and ink alike, the sensor clipping where
+    the sum passes white (as in a photo; the ink under the highlight stays readable to a person);
+    light falling off, grain, JPEG."""
+    side = int(rng.integers(160, 401))
+    ink = _on_canvas(_ink(u8, int(side * rng.uniform(0.45, 0.7))), side, side, rng)
+    yy, xx = np.mgrid[0:side, 0:side] / side
+    ang = rng.uniform(0, 2 * np.pi)
+    light = 0.88 - rng.uniform(0.05, 0.2) * (np.cos(ang) * xx + np.sin(ang) * yy + 1) / 2
+    # the highlight's centre: on the ink in two photos of three, anywhere on the page otherwise
+    ys, xs = np.nonzero(ink > 0.5)
+    k = int(rng.integers(len(ys)))
+    cy, cx = (ys[k] / side, xs[k] / side) if rng.random() < 2 / 3 else tuple(rng.uniform(0.15, 0.85, 2))
+    radius = rng.uniform(0.05, 0.175)
+    stretch, turn = rng.uniform(1.0, 2.5), rng.uniform(0, np.pi)
+    u = (np.cos(turn) * (xx - cx) + np.sin(turn) * (yy - cy)) / (radius * stretch)
+    v = (-np.sin(turn) * (xx - cx) + np.cos(turn) * (yy - cy)) / radius
+    highlight = rng.uniform(0.25, 0.6) * np.exp(-0.5 * (u * u + v * v) ** rng.uniform(1.0, 2.0))
+    page = light * (1.0 - 0.85 * ink) + highlight + 0.015 * rng.standard_normal((side, side))
+    return _encode(Image.fromarray(_u8(page)).convert("RGB"), "JPEG", quality=int(rng.integers(75, 93)))
+
+
 # family -> corruptions, in the order the tables show them
 FAMILIES: dict[str, dict[str, Corruption]] = {
     "clean": {"clean": clean},
@@ -557,6 +581,7 @@ FAMILIES: dict[str, dict[str, Corruption]] = {
     },
     "scan": {"dithered": dithered, "page_scan": page_scan},  # last, for the same reason
     "shadow": {"hard_shadow": hard_shadow},  # then this
+    "light": {"glare": glare},  # and this last
 }
 CORRUPTIONS: dict[str, Corruption] = {n: f for fam in FAMILIES.values() for n, f in fam.items()}
 FAMILY_OF: dict[str, str] = {n: fam for fam, group in FAMILIES.items() for n in group}
