@@ -96,6 +96,9 @@ LOOP_CROSSINGS = 3  # a loop round a digit: its middle row and column cross ink 
 LOOP_MIN_SIDE = 24  # smaller crops are taken as they are
 SHEET_CONTRAST = 0.2  # a photographed sheet is at least this much lighter than the surface it lies on
 MIN_SHEET = 0.04  # a sheet smaller than the surface around it covers at least this share of the photo
+CLOSE_CALL = 3.0  # the dark and the light extremes this close (ratio): the polarity is measured locally ...
+CLOSE_CALL_SIDE = 64  # ... on photos (pictures at least this large, not canvases and crops) ...
+CLOSE_CALL_GRAIN = 0.1  # ... with less grain than a 1-bit scan's dots (sigma)
 
 
 def pixels_to_array(pixels: object, where: str = "pixels") -> np.ndarray:
@@ -325,14 +328,36 @@ def _white_on_black(gray: np.ndarray) -> np.ndarray:
     """Ink brighter than the paper: invert when the extremes say the ink is dark. The extremes are the
     outer 1% of the pixels, but at least the 50 most extreme on large pictures: a digit written on a
     photographed page covers well under 1% of it. Where even those are paper, the darkest and the
-    brightest pixel decide."""
+    brightest pixel decide. Where the two extremes stand out about as far on a photo (a flash's spot
+    over a small digit: the spot is the lightest thing in the picture, the ink under it gray), each is
+    measured against the paper round it instead (``_local_extremes``)."""
     paper = median(_border(gray))
     q = min(0.01, max(0.001, 50.0 / gray.size))
     lo, hi = quantiles(gray, (q, 1.0 - q))
     dark, light = paper - lo, hi - paper
     if max(dark, light) < MIN_CONTRAST:  # the ink is fewer pixels still (a small digit on a large page,
         dark, light = paper - float(gray.min()), float(gray.max()) - paper  # a scan): the very extremes
+    if (
+        max(dark, light) < CLOSE_CALL * min(dark, light)
+        and min(gray.shape) >= CLOSE_CALL_SIDE
+        and noise_sigma(gray) < CLOSE_CALL_GRAIN
+    ):
+        dark, light = _local_extremes(gray, q)
     return 1.0 - gray if dark > light else gray
+
+
+def _local_extremes(gray: np.ndarray, q: float) -> tuple[float, float]:
+    """How far the darkest and the lightest ``q`` of the pixels stand out of the paper round them: the
+    median of the coarse copy over a square a fifth of its side (wider than a stroke, so mostly paper).
+    A spot of light is as light as the paper round it there, and the ink under it still stands out."""
+    coarse, f = coarse_copy(gray)
+    k = max(3, (min(coarse.shape) // 5) | 1)
+    windows = np.lib.stride_tricks.sliding_window_view(np.pad(coarse, k // 2, mode="edge"), (k, k))
+    flat = windows.reshape(*windows.shape[:2], k * k)  # k odd: the middle of k * k is the median
+    around = upsample(np.partition(flat, k * k // 2, axis=-1)[..., k * k // 2], f, gray.shape)
+    dark = quantiles(np.clip(around - gray, 0.0, 1.0), (1.0 - q,))[0]
+    light = quantiles(np.clip(gray - around, 0.0, 1.0), (1.0 - q,))[0]
+    return dark, light
 
 
 def _paper(x: np.ndarray) -> np.ndarray | float:

@@ -106,3 +106,28 @@ def test_the_paper_follows_a_highlight_and_not_the_strokes():
     assert 0.0 <= error.min() and error.max() < 0.08, (error.min(), error.max())
     ink = np.clip(x - found, 0.0, None)
     assert ink[strokes > 0].min() > 0.5 and ink[strokes == 0].max() < 0.01
+
+
+def flash_photo(u8: np.ndarray, spot_peak: float, width: int = 640, height: int = 480) -> bytes:
+    """A photo taken straight down with the flash: a small digit (90 px) in the middle of the page,
+    the flash's spot over it, the corners a fifth darker, grain, JPEG."""
+    ink = np.zeros((height, width), np.float32)
+    top, left = height // 2 - 45, width // 2 - 45
+    ink[top : top + 90, left : left + 90] = np.asarray(Image.fromarray(u8).resize((90, 90))) / 255.0
+    yy, xx = np.mgrid[0:height, 0:width]
+    r2 = ((xx - width / 2) ** 2 + (yy - height / 2) ** 2) / 70.0**2
+    light = 0.9 * (1.0 - 0.2 * (((xx - width / 2) / width) ** 2 + ((yy - height / 2) / height) ** 2) / 0.5)
+    page = light * (1.0 - 0.85 * ink) + spot_peak * np.exp(-0.5 * r2**1.3)
+    page += np.random.default_rng(0).normal(0, 0.01, ink.shape)
+    return png_bytes(np.clip(page * 255, 0, 255).astype(np.uint8), fmt="JPEG", quality=90)
+
+
+def test_a_small_digit_inside_a_flash_spot_is_dark_ink_on_light_paper(digits, monkeypatch):
+    """The spot is the lightest thing in the picture and the ink under it gray, so the extremes stand
+    out about as far from the page's paper: measured against the paper round them, the ink is dark."""
+    plain = [prep(flash_photo(u8, 0.0)) for u8 in digits]
+    shone = [similarity(prep(flash_photo(u8, 0.4)), ref) for u8, ref in zip(digits, plain, strict=True)]
+    assert min(shone) > 0.85, np.round(shone, 3)
+    monkeypatch.setattr(preprocess, "CLOSE_CALL", 0.0)  # the page's extremes alone decide
+    before = [similarity(prep(flash_photo(u8, 0.4)), ref) for u8, ref in zip(digits, plain, strict=True)]
+    assert np.mean(before) < 0.8, np.round(before, 3)
