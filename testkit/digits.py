@@ -16,6 +16,7 @@ import numpy as np
 
 from model_store.preprocess import preprocess_bytes
 from training.drawn import drawn_digit, png_bytes
+from training.evaluate import UPLOAD_MAX_PIXELS
 from training.numbers import PAD_HEIGHT, STROKE_FRACTION, Stroke, draw_strokes
 
 # A 280x280 drawing is far below any pixel limit; the limit only guards uploads.
@@ -69,3 +70,8 @@ def similarity(a: np.ndarray, b: np.ndarray) -> float:
         return float(x @ y / np.sqrt((x @ x) * (y @ y)))
 
     return max(corr(np.roll(a, (dy, dx), (0, 1)), b) for dy in (-1, 0, 1) for dx in (-1, 0, 1))
+
+
+def prepared(data: bytes) -> np.ndarray:
+    """An upload's 28x28 input as the service makes it (its default MAX_IMAGE_PIXELS)."""
+    return preprocess_bytes(data, UPLOAD_MAX_PIXELS)

@@ -9,16 +9,11 @@ from PIL import Image
 
 import model_store.preprocess as preprocess
 from model_store.highlights import paper_under_highlights
-from model_store.preprocess import preprocess_bytes
 from testkit.digits import drawn_mnist_digits, similarity
+from testkit.digits import prepared as prep
 from testkit.images import png_bytes
 
-MAX_PIXELS = 25_000_000
 SIDE = 240
-
-
-def prep(data: bytes) -> np.ndarray:
-    return preprocess_bytes(data, MAX_PIXELS)
 
 
 @pytest.fixture(scope="module")
