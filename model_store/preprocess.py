@@ -96,6 +96,11 @@ LOOP_CROSSINGS = 3  # a loop round a digit: its middle row and column cross ink 
 LOOP_MIN_SIDE = 24  # smaller crops are taken as they are
 SHEET_CONTRAST = 0.2  # a photographed sheet is at least this much lighter than the surface it lies on
 MIN_SHEET = 0.04  # a sheet smaller than the surface around it covers at least this share of the photo
+# A sheet on a light table (white paper on a pale desk) stands out less, down to this much, when its
+# outline is a step: SHARP_STEP of the contrast within two coarse cells either side of it (light falling
+# off across a page is a slope, a few hundredths over those cells).
+FAINT_SHEET_CONTRAST, SHARP_STEP = 0.05, 0.6
+WHOLE_SHEET = 0.9  # a sheet filling most of the frame on a light table: the table along this much of its edge
 CLOSE_CALL = 3.0  # the dark and the light extremes this close (ratio): the polarity is measured locally ...
 CLOSE_CALL_SIDE = 64  # ... on photos (pictures at least this large, not canvases and crops) ...
 CLOSE_CALL_GRAIN = 0.1  # ... with less grain than a 1-bit scan's dots (sigma)
@@ -137,7 +142,9 @@ def _surface_removed(gray: np.ndarray) -> np.ndarray:
     # by ring over a surface many times its size, leaves ridges that read as ink; a smooth fit, none.
     found, edge, fill = _small_sheet(coarse, level), 0.1, _shading_fitted
     if found is None:
-        found, edge, fill = _surface_along_edge(coarse, level), 0.5, _inpaint
+        found, edge, fill = _surface_along_edge(coarse, level, SHEET_CONTRAST), 0.5, _inpaint
+    if found is None:  # a faint one's edge is followed further into its blur: its ramp would read as a stroke
+        found, edge, fill = _surface_along_edge(coarse, level, FAINT_SHEET_CONTRAST), 0.2, _inpaint
     if found is None:
         return gray
     surface, level, table = found
@@ -171,13 +178,16 @@ def _filled(mask: np.ndarray) -> np.ndarray:
     return filled
 
 
-def _surface_along_edge(coarse: np.ndarray, level: float) -> tuple[np.ndarray, float, float] | None:
-    """The sheet is the picture's dominant level (``level``). The surface is what is much darker than
-    the sheet, runs along the picture's edge unbroken for at least 15% of it, is thicker than a pen
-    stroke, and has nothing written on it darker than itself (that is a shadow across the page, lifted
-    by ``shadows``); strokes (also dark, but thin, and touching the edge rarely and briefly) are left
-    alone. -> (the surface's coarse cells, the sheet's level, the surface's level) or None."""
-    dark = coarse < level - SHEET_CONTRAST
+def _surface_along_edge(
+    coarse: np.ndarray, level: float, contrast: float
+) -> tuple[np.ndarray, float, float] | None:
+    """The sheet is the picture's dominant level (``level``). The surface is what is darker than the
+    sheet by ``contrast`` (under SHEET_CONTRAST only across a sharp outline), runs along the picture's
+    edge unbroken for at least 15% of it, is thicker than a pen stroke, and has nothing written on it
+    darker than itself (that is a shadow across the page, lifted by ``shadows``); strokes (also dark,
+    but thin, and touching the edge rarely and briefly) are left alone. -> (the surface's coarse cells,
+    the sheet's level, the surface's level) or None."""
+    dark = coarse < level - contrast
     edge = frame(dark.shape)
     if dark[edge].mean() < 0.15:
         return None
@@ -188,6 +198,12 @@ def _surface_along_edge(coarse: np.ndarray, level: float) -> tuple[np.ndarray, f
     table = median(coarse[surface])
     if (coarse[surface] < table - SHEET_CONTRAST / 2).sum() >= 2:
         return None  # writing on it, darker than it: a shadow across the page (``shadows``), not a table
+    # A faint one must be a table round the whole sheet, seen across a sharp outline: a faint shadow
+    # (lifted by ``shadows``) or light falling off leaves part of the frame's edge on the page.
+    if contrast < SHEET_CONTRAST and (
+        surface[edge].mean() < WHOLE_SHEET or not _sharp_outline(coarse, ~surface, table, level)
+    ):
+        return None
     for _ in range(3):  # its full extent again (the erosion undone), and the sheet's blurred, shaded edge
         surface = dilate3(surface)
     # Nothing darker than the sheet left beside it: that dark region is the writing itself (a digit
@@ -201,16 +217,21 @@ def _small_sheet(coarse: np.ndarray, level: float) -> tuple[np.ndarray, float, f
     """A sheet smaller than the surface around it, so that the surface is the dominant level
     (``level``): -> (the surface's coarse cells, the sheet's level, the surface's level) or None.
 
-    The sheet is the region much lighter than the dominant level around its brightest cell well inside
-    such a region, with the marks it encloses: at least MIN_SHEET of the picture, convex, about
+    The sheet is the region much lighter than the dominant level (SHEET_CONTRAST; a pale desk's sheet
+    less, across a sharp outline) around its brightest cell well inside such a region, with the marks it
+    encloses: at least MIN_SHEET of the picture, convex, about
     rectangular (a quadrilateral, perhaps cut by the frame), at most 2.5 times as long as wide, mostly
     blank, and with something darker written on it. Light strokes on a dark board (chalk, an inverted
     digit) fail: filled in, their loops leave a shape with bays or an oval, and a bare stroke is a bar
     (a bold 8 whose loops are two small holes can pass: 1 of the robustness suite's 500 inverted digits)."""
     hi = quantiles(coarse, (0.98,))[0]
-    if hi - level < SHEET_CONTRAST:  # nothing much lighter than the dominant level: the usual case
+    if hi - level < FAINT_SHEET_CONTRAST:  # nothing much lighter than the dominant level: the usual case
         return None
     light = coarse > (level + hi) / 2
+    if light.sum() < 0.75 * MIN_SHEET * coarse.size:  # too little of it for a sheet (tested below, slower)
+        return None
+    if hi - level < SHEET_CONTRAST and not _sharp_outline(coarse, light, level, hi):
+        return None  # a faint light region with a soft edge: light falling off, not a sheet
     solid = erode3(light, pad=False)  # the sheet's inside, not a stroke's
     if not solid.any():
         return None
@@ -234,6 +255,21 @@ def _small_sheet(coarse: np.ndarray, level: float) -> tuple[np.ndarray, float, f
         return None
     # grown by a cell over the sheet's blurred edge: the rest of it is left to the full resolution
     return dilate3(~sheet), sheet_level, median(coarse[~sheet])
+
+
+def _sharp_outline(coarse: np.ndarray, sheet: np.ndarray, low: float, high: float) -> bool:
+    """Whether the level steps from the sheet's (``high``) to the surface's (``low``), by SHARP_STEP of
+    the difference, across the sheet's outline: the cells two inside it against those two outside it
+    (where the frame cuts the sheet, there are none). Outside cells much darker than the surface are
+    writing (the light region's holes round the strokes), not the surface, and are left out."""
+    inner = erode3(sheet, pad=True)
+    outer = dilate3(sheet)
+    inside = coarse[inner & ~erode3(erode3(inner, pad=True), pad=True)]
+    outside = coarse[dilate3(dilate3(outer)) & ~outer]
+    outside = outside[outside > low - (high - low)]
+    if not inside.size or not outside.size:
+        return False
+    return median(inside) - median(outside) >= SHARP_STEP * (high - low)
 
 
 def _aspect(mask: np.ndarray) -> float:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFilter
@@ -415,10 +417,13 @@ def test_a_digit_cut_from_a_page_is_preprocessed_like_the_same_page_uploaded(dig
         assert similarity(crop.pixels, prep(png_bytes(page))) > 0.9
 
 
-def note_on_a_table(u8: np.ndarray, share: float, seed: int, table: float | None) -> bytes:
+def note_on_a_table(
+    u8: np.ndarray, share: float, seed: int, table: float | None, texture: float = 1.0
+) -> bytes:
     """A phone photo of a note (``share`` of the frame) with the digit written on it, tilted, lying on a
-    grained table ``table`` as bright as the note (None: on white paper as large as the frame); light
-    falling off across the frame, blur, grain, JPEG. The same seed gives the same note, digit and light."""
+    grained table ``table`` as bright as the note (None: on white paper as large as the frame), its grain
+    ``texture`` times a wooden one's; light falling off across the frame, blur, grain, JPEG. The same
+    seed gives the same note, digit and light."""
     rng = np.random.default_rng(seed)
     height, width = 900, 1200
     yy, xx = np.mgrid[0:height, 0:width]
@@ -426,7 +431,7 @@ def note_on_a_table(u8: np.ndarray, share: float, seed: int, table: float | None
     grain = np.asarray(Image.fromarray(grain).resize((width, height), Image.Resampling.BICUBIC))
     picture = np.full((height, width), 255.0)
     if table is not None:
-        picture = 255 * table * (1 + 0.12 * grain) + 20 * np.sin(xx / 37.0)
+        picture = 255 * table * (1 + 0.12 * texture * grain) + 20 * texture * np.sin(xx / 37.0)
     side = int(np.sqrt(share * height * width))
     note = np.full((side, side), 255.0)
     d = int(side * rng.uniform(0.5, 0.7))
@@ -444,17 +449,79 @@ def note_on_a_table(u8: np.ndarray, share: float, seed: int, table: float | None
     return png_bytes(Image.fromarray(photo).filter(ImageFilter.GaussianBlur(1.2)), fmt="JPEG", quality=88)
 
 
-@pytest.mark.parametrize("table", [0.25, 0.5])
-def test_a_note_smaller_than_the_table_around_it_is_read_as_if_on_a_white_page(digits, table):
+@pytest.mark.parametrize(("table", "texture"), [(0.25, 1.0), (0.5, 1.0), (0.8, 0.6)])
+def test_a_note_smaller_than_the_table_around_it_is_read_as_if_on_a_white_page(digits, table, texture):
     """The table, not the note, is then the photo's dominant level: the note is found as the light,
-    convex, written region, and the table painted over; nothing of the note's outline is left as ink."""
+    convex, written region, and the table painted over; nothing of the note's outline is left as ink.
+    A pale desk (0.8, a finer grain) too: the note stands out of it less, but across a sharp outline."""
     images, _ = digits
     for share in (0.06, 0.15, 0.35):
         scores = []
         for seed, u8 in enumerate(images):
             on_white = prep(note_on_a_table(u8, share, seed, None))
-            scores.append(similarity(prep(note_on_a_table(u8, share, seed, table)), on_white))
+            scores.append(similarity(prep(note_on_a_table(u8, share, seed, table, texture)), on_white))
         assert np.median(scores) > 0.95 and min(scores) > 0.85, (share, np.round(scores, 3))
+
+
+def sheet_on_a_pale_desk(
+    u8: np.ndarray, seed: int, desk: float | None, shadow: float = 0.0, falloff: float = 0.15
+) -> bytes:
+    """A phone photo of a sheet filling 60-75% of a 1200x900 frame, wholly in view, slightly tilted, on a
+    grained desk ``desk`` as bright as the sheet (None: the sheet fills the frame); the digit on it; light
+    falling off by ``falloff`` across it; ``shadow``: that much darker beyond a straight hard edge across
+    the picture (not the digit). Blur, grain, JPEG. The same seed gives the same sheet, digit and light."""
+    rng = np.random.default_rng(seed)
+    height, width = 900, 1200
+    yy, xx = np.mgrid[0:height, 0:width]
+    grain = rng.normal(0, 1, (height // 8, width // 8)).astype(np.float32)
+    grain = np.asarray(Image.fromarray(grain).resize((width, height), Image.Resampling.BICUBIC))
+    sheet = Image.new("L", (width, height), 0)
+    a, b, turn = (
+        rng.uniform(0.39, 0.43) * width,
+        rng.uniform(0.39, 0.43) * height,
+        np.radians(rng.uniform(-4, 4)),
+    )
+    c, s = np.cos(turn), np.sin(turn)
+    corners = [
+        (width / 2 + x * c - y * s, height / 2 + x * s + y * c)
+        for x, y in ((-a, -b), (a, -b), (a, b), (-a, b))
+    ]
+    ImageDraw.Draw(sheet).polygon(corners, fill=255)
+    on_sheet = np.asarray(sheet, np.float64) / 255 if desk is not None else np.ones((height, width))
+    paper = on_sheet + (1 - on_sheet) * (desk or 1.0) * (1 + 0.04 * grain)
+    d = int(height * rng.uniform(0.15, 0.25))
+    top, left = (
+        int(height / 2 + rng.uniform(-0.15, 0.05) * height),
+        int(width / 2 + rng.uniform(-0.2, 0.1) * width),
+    )
+    paper[top : top + d, left : left + d] *= 1 - 0.85 * upscale(u8, d) / 255.0
+    light = 1.0 - falloff * (xx / width + yy / height) / 2
+    if shadow:
+        light = light * (1 - shadow * (xx + 0.6 * yy > 0.45 * width))
+    photo = np.clip(255 * paper * light + rng.normal(0, 4, paper.shape), 0, 255).astype(np.uint8)
+    return png_bytes(Image.fromarray(photo).filter(ImageFilter.GaussianBlur(1.2)), fmt="JPEG", quality=88)
+
+
+def test_a_sheet_wholly_in_view_on_a_pale_desk_is_read_as_if_it_filled_the_frame(digits):
+    """The sheet is the dominant level and the desk only a little darker all round it, across a sharp
+    outline: the desk is painted over, and not taken for ink beside the digit."""
+    images, _ = digits
+    scores = []
+    for seed, u8 in enumerate(images):
+        on_desk = prep(sheet_on_a_pale_desk(u8, seed, 0.82))
+        scores.append(similarity(on_desk, prep(sheet_on_a_pale_desk(u8, seed, None))))
+    assert np.median(scores) > 0.95 and min(scores) > 0.85, np.round(scores, 3)
+
+
+@pytest.mark.parametrize(("shadow", "falloff"), [(0.0, 0.4), (0.15, 0.15)])
+def test_light_falling_off_or_a_faint_shadow_is_not_taken_for_a_desk(digits, shadow, falloff):
+    """Across a page filling the frame, light falling off is a slope, not an outline, and a faint hard
+    shadow leaves part of the frame's edge on the page: the surface step leaves the picture as it is."""
+    images, _ = digits
+    for seed, u8 in enumerate(images[:4]):
+        data = sheet_on_a_pale_desk(u8, seed, None, shadow, falloff)
+        gray = np.asarray(Image.open(io.BytesIO(data)).convert("L"), np.float32) / 255.0
+        assert preprocess._surface_removed(gray) is gray
 
 
 def test_light_strokes_on_a_dark_board_are_not_taken_for_a_note(digits):
