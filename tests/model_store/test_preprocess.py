@@ -497,7 +497,7 @@ def sheet_on_a_pale_desk(
     paper[top : top + d, left : left + d] *= 1 - 0.85 * upscale(u8, d) / 255.0
     light = 1.0 - falloff * (xx / width + yy / height) / 2
     if shadow:
-        light = light * (1 - shadow * (xx + 0.6 * yy > 0.45 * width))
+        light = light * (1 - shadow * (xx + 0.6 * yy > 1.2 * width))
     photo = np.clip(255 * paper * light + rng.normal(0, 4, paper.shape), 0, 255).astype(np.uint8)
     return png_bytes(Image.fromarray(photo).filter(ImageFilter.GaussianBlur(1.2)), fmt="JPEG", quality=88)
 
