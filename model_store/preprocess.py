@@ -100,7 +100,7 @@ MIN_SHEET = 0.04  # a sheet smaller than the surface around it covers at least t
 # outline is a step: SHARP_STEP of the contrast within two coarse cells either side of it (light falling
 # off across a page is a slope, a few hundredths over those cells).
 FAINT_SHEET_CONTRAST, SHARP_STEP = 0.05, 0.6
-WHOLE_SHEET = 0.9  # a sheet filling most of the frame on a light table: the table along this much of its edge
+WHOLE_SHEET = 0.9  # a surface all round the sheet (a desk, an app's window) runs along this much of the edge
 CLOSE_CALL = 3.0  # the dark and the light extremes this close (ratio): the polarity is measured locally ...
 CLOSE_CALL_SIDE = 64  # ... on photos (pictures at least this large, not canvases and crops) ...
 CLOSE_CALL_GRAIN = 0.1  # ... with less grain than a 1-bit scan's dots (sigma)
@@ -184,9 +184,9 @@ def _surface_along_edge(
     """The sheet is the picture's dominant level (``level``). The surface is what is darker than the
     sheet by ``contrast`` (under SHEET_CONTRAST only across a sharp outline), runs along the picture's
     edge unbroken for at least 15% of it, is thicker than a pen stroke, and has nothing written on it
-    darker than itself (that is a shadow across the page, lifted by ``shadows``); strokes (also dark,
-    but thin, and touching the edge rarely and briefly) are left alone. -> (the surface's coarse cells,
-    the sheet's level, the surface's level) or None."""
+    darker than itself (that is a shadow across the page, lifted by ``shadows``) unless it lies all round
+    the sheet; strokes (also dark, but thin, and touching the edge rarely and briefly) are left alone.
+    -> (the surface's coarse cells, the sheet's level, the surface's level) or None."""
     dark = coarse < level - contrast
     edge = frame(dark.shape)
     if dark[edge].mean() < 0.15:
@@ -196,13 +196,13 @@ def _surface_along_edge(
     if _longest_edge_run(surface) < 0.15 * edge.sum():
         return None
     table = median(coarse[surface])
-    if (coarse[surface] < table - SHEET_CONTRAST / 2).sum() >= 2:
+    # Round the whole sheet, across a sharp outline (a desk round a sheet wholly in view, an app's window
+    # round its canvas), the surface is no shadow, whatever lies on it (a pen, the app's buttons): a
+    # shadow or light falling off leaves part of the frame's edge on the page.
+    all_round = surface[edge].mean() >= WHOLE_SHEET and _sharp_outline(coarse, ~surface, table, level)
+    if not all_round and (coarse[surface] < table - SHEET_CONTRAST / 2).sum() >= 2:
         return None  # writing on it, darker than it: a shadow across the page (``shadows``), not a table
-    # A faint one must be a table round the whole sheet, seen across a sharp outline: a faint shadow
-    # (lifted by ``shadows``) or light falling off leaves part of the frame's edge on the page.
-    if contrast < SHEET_CONTRAST and (
-        surface[edge].mean() < WHOLE_SHEET or not _sharp_outline(coarse, ~surface, table, level)
-    ):
+    if contrast < SHEET_CONTRAST and not all_round:  # a faint one must be all round
         return None
     for _ in range(3):  # its full extent again (the erosion undone), and the sheet's blurred, shaded edge
         surface = dilate3(surface)

@@ -524,6 +524,27 @@ def test_light_falling_off_or_a_faint_shadow_is_not_taken_for_a_desk(digits, sha
         assert preprocess._surface_removed(gray) is gray
 
 
+def test_a_drawing_apps_screenshot_reads_like_its_canvas(digits):
+    """A white canvas filling most of a gray window, with a title bar and a panel of dark buttons beside
+    it: the window, all round the canvas and across a sharp outline, is painted over, buttons and all
+    (darker marks on it would otherwise say a shadow, not a surface)."""
+    images, _ = digits
+    rng = np.random.default_rng(3)
+    scores = []
+    for u8 in images:
+        canvas = np.full((560, 760), 255, np.uint8)
+        d = int(rng.integers(250, 450))
+        y, x = int(rng.integers(20, 560 - d - 20)), int(rng.integers(20, 760 - d - 20))
+        canvas[y : y + d, x : x + d] = 255 - upscale(u8, d)
+        window = np.full((700, 1000), int(rng.integers(190, 235)), np.uint8)
+        window[:30] -= 30  # the title bar
+        for i in range(6):  # the tool panel
+            window[70 + 45 * i : 102 + 45 * i, 16:56] = int(rng.integers(60, 160))
+        window[70:630, 120:880] = canvas
+        scores.append(similarity(prep(png_bytes(window)), prep(png_bytes(canvas))))
+    assert np.median(scores) > 0.95 and min(scores) > 0.85, np.round(scores, 3)
+
+
 def test_light_strokes_on_a_dark_board_are_not_taken_for_a_note(digits):
     """A bold chalk digit encloses dark (a 0's hole, a 9's loop) in a light shape, and a 1 is a light bar:
     neither is a note, so the picture is preprocessed as it is, the board its background."""
