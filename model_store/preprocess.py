@@ -196,13 +196,14 @@ def _surface_along_edge(
     if _longest_edge_run(surface) < 0.15 * edge.sum():
         return None
     table = median(coarse[surface])
-    # Round the whole sheet, across a sharp outline (a desk round a sheet wholly in view, an app's window
-    # round its canvas), the surface is no shadow, whatever lies on it (a pen, the app's buttons): a
-    # shadow or light falling off leaves part of the frame's edge on the page.
-    all_round = surface[edge].mean() >= WHOLE_SHEET and _sharp_outline(coarse, ~surface, table, level)
-    if not all_round and (coarse[surface] < table - SHEET_CONTRAST / 2).sum() >= 2:
-        return None  # writing on it, darker than it: a shadow across the page (``shadows``), not a table
-    if contrast < SHEET_CONTRAST and not all_round:  # a faint one must be all round
+    # Writing on it, darker than it, says a shadow across the page (``shadows``), and a faint one may be
+    # light falling off: either leaves part of the frame's edge on the page. Round the whole sheet,
+    # across a sharp outline (a desk round a sheet wholly in view, an app's window round its canvas),
+    # the surface is a table whatever lies on it (a pen, the app's buttons).
+    written = (coarse[surface] < table - SHEET_CONTRAST / 2).sum() >= 2
+    if (written or contrast < SHEET_CONTRAST) and not (
+        surface[edge].mean() >= WHOLE_SHEET and _sharp_outline(coarse, ~surface, table, level)
+    ):
         return None
     for _ in range(3):  # its full extent again (the erosion undone), and the sheet's blurred, shaded edge
         surface = dilate3(surface)
