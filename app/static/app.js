@@ -253,7 +253,11 @@ function readJobs(image, gen, current, controller) {
         return data;
       })
       .catch((err) => {
-        if (!isAbort(err) && current()) panel.setError(describe(err), gen);
+        if (!isAbort(err) && current()) {
+          panel.setError(describe(err), gen);
+          // No answer for this drawing yet: the boxes on the pad belong to an older one.
+          if (state.reads.size === 0) showBoxes([]);
+        }
         return null;
       });
   });

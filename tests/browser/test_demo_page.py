@@ -90,6 +90,11 @@ def settle(page, names: list[str]) -> dict[str, str]:
     return {name: page.get_by_test_id(f"prediction-{name}").inner_text().strip() for name in names}
 
 
+def panel_messages(page, names: list[str]) -> dict[str, str]:
+    """What each panel says under its answer (an error's text, a hint): for assertion messages."""
+    return {n: page.locator(f'.model[data-model="{n}"] .model-message').inner_text() for n in names}
+
+
 def canvas_stats(page, testid: str) -> dict:
     return page.evaluate(CANVAS_STATS, testid)
 
@@ -476,10 +481,29 @@ def test_a_decimal_point_written_on_the_pad_is_shown_between_the_digits(page_ses
     strokes += [[(0.5 + 0.2 * x, 0.2 + 0.6 * y) for x, y in s] for s in digit_strokes(5)]
     draw(page, strokes)
     results = settle(page, service.names)
-    assert page.locator(".digit-box").count() == 2
+    boxes = page.locator(".digit-box").count()
+    assert boxes == 2, f"{boxes} digit boxes; panels show {results}, {panel_messages(page, service.names)}"
     for name in service.names:
         if service.trained:
             assert results[name] == "2.5", f"{name} read {results[name]}"
+
+
+def test_digit_boxes_of_an_older_drawing_go_when_the_new_one_cannot_be_read(page_session, service):
+    """Write a 1, then a second digit while /read fails: the pad drops the 1's box instead of showing
+    it as the answer for a drawing it no longer matches."""
+    page = page_session.page
+    page.get_by_test_id("mode-number").check()
+    draw(page, [[(0.4, 0.2), (0.4, 0.8)]])
+    settle(page, service.names)
+    assert page.locator(".digit-box").count() == 1
+    read = re.compile(r"/v1/models/[^/]+/read")
+    page.route(read, lambda route: route.fulfill(status=500, json={"detail": "injected failure for the test"}))
+    draw(page, [[(0.5, 0.2), (0.6, 0.2), (0.52, 0.8)]])
+    settle(page, service.names)
+    for name, message in panel_messages(page, service.names).items():
+        assert "injected failure" in message, f"{name}: {message}"
+    assert page.locator(".digit-box").count() == 0
+    page.unroute(read)
 
 
 def test_a_number_on_the_one_digit_pad_is_named_with_a_pointer_to_whole_numbers(page_session, service):
