@@ -497,7 +497,8 @@ def test_digit_boxes_of_an_older_drawing_go_when_the_new_one_cannot_be_read(page
     settle(page, service.names)
     assert page.locator(".digit-box").count() == 1
     read = re.compile(r"/v1/models/[^/]+/read")
-    page.route(read, lambda route: route.fulfill(status=500, json={"detail": "injected failure for the test"}))
+    failure = {"detail": "injected failure for the test"}
+    page.route(read, lambda route: route.fulfill(status=500, json=failure))
     draw(page, [[(0.5, 0.2), (0.6, 0.2), (0.52, 0.8)]])
     settle(page, service.names)
     for name, message in panel_messages(page, service.names).items():

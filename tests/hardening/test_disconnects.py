@@ -14,8 +14,9 @@ from testkit.metrics import total
 N = 150
 GIVE_UP_S = 0.15
 # Requests already in compute, or picked up before their CANCEL crossed the hop to the engine (the
-# engine keeps computing one image a millisecond while the worker turns 150 disconnects into CANCELs).
-SLACK = 30
+# engine keeps computing one image a millisecond while the worker turns 150 disconnects into CANCELs;
+# on a busy 2-core CI runner that took up to 31 images). Without cancellation all 150 are computed.
+SLACK = 40
 PREDICT = "/v1/models/vit-mnist/predict"
 PNG = {"Content-Type": "image/png"}
 
