@@ -18,7 +18,9 @@ from PIL import Image, ImageFilter, ImageOps, UnidentifiedImageError
 
 log = logging.getLogger(__name__)
 
-FULL_SIZE = "vit_digits_full_size"  # decode_image's note in Image.info
+FULL_SIZE = "vit_digits_full_size"  # decode_image's notes in Image.info: the picture's size, ...
+IN_COLOUR = "vit_digits_in_colour"  # ... and whether it has colours (a JPEG may be decoded to gray)
+GRAY_MODES = frozenset({"1", "L", "LA", "La", "I", "I;16", "I;16B", "I;16L", "I;16N", "F"})
 WORK_SIZE = 256  # larger images are reduced to at most this side before processing
 # A picture in two levels draws gray with dots (a dithered 1-bit scan, a fax, a two-colour GIF) when at
 # least DOT_SHARE of its pixels are lone dots; it is blurred back to gray over DOT_RADIUS of the dots'
@@ -104,10 +106,10 @@ def decode_base64(text: str) -> bytes:
         raise NotAnImage(f"image is not valid base64: {exc}") from exc
 
 
-def decode_image(data: bytes, max_pixels: int, reduced: bool = True) -> Image.Image:
+def decode_image(data: bytes, max_pixels: int, reduced: bool = True, colour: bool = False) -> Image.Image:
     """Bytes -> a loaded Pillow image, orientation applied; ``reduced``: a JPEG is decoded at a scale
-    near WORK_SIZE (the picture then comes back smaller than it is). Raises NotAnImage, ImageTooLarge
-    or UnsupportedFormat."""
+    near WORK_SIZE (the picture then comes back smaller than it is); a JPEG is decoded straight to gray
+    unless ``colour``. Raises NotAnImage, ImageTooLarge or UnsupportedFormat."""
     if not data:
         raise NotAnImage("empty body: expected image bytes")
     try:
@@ -125,9 +127,10 @@ def decode_image(data: bytes, max_pixels: int, reduced: bool = True) -> Image.Im
         raise ImageTooLarge(f"image is {width}x{height} = {width * height} pixels; the limit is {max_pixels}")
     if width < 1 or height < 1:
         raise NotAnImage("image has no pixels")
+    in_colour = img.mode not in GRAY_MODES
     try:
         if img.format in ("JPEG", "MPO"):  # straight to gray (a third of the memory), at reduced scale
-            img.draft("L", (WORK_SIZE, WORK_SIZE) if reduced else img.size)
+            img.draft("RGB" if colour and in_colour else "L", (WORK_SIZE, WORK_SIZE) if reduced else img.size)
         img.load()
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         raise ImageTooLarge(f"decompression bomb refused: {exc}") from exc
@@ -140,6 +143,19 @@ def decode_image(data: bytes, max_pixels: int, reduced: bool = True) -> Image.Im
             log.debug("ignoring unreadable EXIF orientation", exc_info=True)
     turned = (img.width > img.height) != (width > height)  # the orientation tag turned it a quarter
     img.info[FULL_SIZE] = (height, width) if turned else (width, height)
+    img.info[IN_COLOUR] = in_colour
+    return img
+
+
+def in_colour(img: Image.Image) -> bool:
+    """Whether the picture ``decode_image`` made ``img`` of has colour channels."""
+    return bool(img.info.get(IN_COLOUR, img.mode not in GRAY_MODES))
+
+
+def decoded_in_colour(data: bytes, max_pixels: int, img: Image.Image) -> Image.Image:
+    """``img`` (decoded from ``data``) with its colours: decoded again where a JPEG was decoded to gray."""
+    if img.mode in GRAY_MODES and in_colour(img):
+        return decode_image(data, max_pixels, colour=True)
     return img
 
 
@@ -148,8 +164,10 @@ def full_size(img: Image.Image) -> tuple[int, int]:
     return img.info.get(FULL_SIZE, img.size)
 
 
-def to_gray(img: Image.Image) -> np.ndarray:
-    """Pillow image (any mode) -> gray float32 0..1 at most WORK_SIZE per side, alpha composited."""
+def to_gray(img: Image.Image, colour: bool = False) -> np.ndarray:
+    """Pillow image (any mode) -> gray float32 0..1 at most WORK_SIZE per side, alpha composited: its
+    luminance, or with ``colour`` (an opaque picture in colour) how far each pixel's colour is from the
+    paper's (``colour_distance``)."""
     factor = math.ceil(max(img.size) / WORK_SIZE)
     if img.mode.startswith("I") or img.mode == "F":  # 16/32-bit gray
         img = img.convert("F") if img.mode == "F" else img.convert("I").convert("F")
@@ -159,6 +177,9 @@ def to_gray(img: Image.Image) -> np.ndarray:
         top = float(arr.max())
         return arr / (65535.0 if top > 255 else 255.0 if top > 1 else 1.0)
     has_alpha = img.mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in img.info
+    if colour and not has_alpha and img.mode not in GRAY_MODES:
+        rgb = img.convert("RGB")
+        return colour_distance(np.asarray(rgb.reduce(factor) if factor > 1 else rgb))
     if img.mode in ("La", "LAB"):
         img = img.convert("RGBA" if has_alpha else "RGB")
     img = img.convert("LA" if has_alpha else "L")
@@ -177,6 +198,18 @@ def to_gray(img: Image.Image) -> np.ndarray:
     ink_level = float((gray * alpha).sum()) / weight
     background = 1.0 if ink_level < 0.5 else 0.0
     return gray * alpha + background * (1.0 - alpha)
+
+
+def colour_distance(rgb: np.ndarray) -> np.ndarray:
+    """(h, w, 3) uint8 -> gray float32 0..1: white less how far each pixel's hue is from the paper's
+    (the median along the frame): its difference from the paper's colour less the part all channels
+    share, in the channel where that is largest. Ink as light as its paper (yellow on white, blue on
+    black, red on green) stands out by its colour alone, and light falling off across a page, which
+    darkens every channel alike, does not; nor do faint gray marks."""
+    x = rgb.astype(np.float32) / 255.0
+    paper = np.median(np.concatenate([x[0], x[-1], x[:, 0], x[:, -1]]), axis=0)
+    d = x - paper
+    return (1.0 - np.abs(d - d.mean(axis=-1, keepdims=True)).max(axis=-1)).astype(np.float32)
 
 
 def _dots_to_gray(gray: np.ndarray) -> np.ndarray:

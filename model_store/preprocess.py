@@ -34,7 +34,9 @@ from .decode import (
     configure,
     decode_base64,
     decode_image,
+    decoded_in_colour,
     full_size,
+    in_colour,
     to_gray,
 )
 from .guides import guides_removed
@@ -653,23 +655,36 @@ def preprocess_bytes(data: bytes, max_pixels: int) -> np.ndarray:
     sheet is painted over here, on the whole picture, not in ``to_mnist``: the digit crops ``segment``
     cuts from a page (white ink on a black margin) must not be taken for a sheet on a table."""
     img = decode_image(data, max_pixels)
-    seen = to_gray(img)
+    try:
+        return _upload(data, max_pixels, img, colour=False)
+    except NoInk:
+        if not in_colour(img):
+            raise
+    # Nothing stands out in its luminance, but it has colours: ink as light as the paper (yellow on white).
+    return _upload(data, max_pixels, decoded_in_colour(data, max_pixels, img), colour=True)
+
+
+def _upload(data: bytes, max_pixels: int, img: Image.Image, colour: bool) -> np.ndarray:
+    """``preprocess_bytes`` of the picture ``img``, gray by its luminance or its ``colour``."""
+    seen = to_gray(img, colour)
     gray = _surface_removed(seen)
     try:
-        return _digit(data, max_pixels, img, seen, gray)
+        return _digit(data, max_pixels, img, seen, gray, colour)
     except NoInk:
         if gray is seen:
             raise
         # What was painted over as the table held the writing: a shadow across the page, not a table.
-        return _digit(data, max_pixels, img, seen, seen)
+        return _digit(data, max_pixels, img, seen, seen, colour)
 
 
-def _digit(data: bytes, max_pixels: int, img: Image.Image, seen: np.ndarray, gray: np.ndarray) -> np.ndarray:
-    """``preprocess_bytes`` once the surface step has made ``gray`` of the picture ``seen``."""
+def _digit(
+    data: bytes, max_pixels: int, img: Image.Image, seen: np.ndarray, gray: np.ndarray, colour: bool
+) -> np.ndarray:
+    """``_upload`` once the surface step has made ``gray`` of the picture ``seen``."""
     box = small_writing(gray, max(full_size(img)))
     if box is None:
         return to_mnist(gray)
-    cut = cut_out(data, max_pixels, img, box, gray.shape)[0]
+    cut = cut_out(data, max_pixels, img, box, gray.shape, colour)[0]
     # What the surface step painted in the cut is painted there too: found anew, a digit that fills the
     # cut would be taken for a sheet.
     r0, r1, c0, c1 = box
@@ -709,16 +724,22 @@ def small_writing(gray: np.ndarray, side: int, lines: bool = False) -> tuple[int
 
 
 def cut_out(
-    data: bytes, max_pixels: int, img: Image.Image, box: tuple[int, int, int, int], shape: tuple[int, int]
+    data: bytes,
+    max_pixels: int,
+    img: Image.Image,
+    box: tuple[int, int, int, int],
+    shape: tuple[int, int],
+    colour: bool = False,
 ) -> tuple[np.ndarray, tuple[float, float], tuple[int, int]]:
     """``small_writing``'s ``box`` in a reduced copy (``shape``) of the picture ``img`` was decoded into,
     cut out of the picture at full resolution (a JPEG decoded again, whole), gray as ``to_gray`` makes
-    it; the picture's pixels per pixel of it (x, y), and where its top left corner lies in the picture."""
+    it (by ``colour`` or not); the picture's pixels per pixel of it (x, y), and where its top left corner
+    lies in the picture."""
     if img.format in ("JPEG", "MPO"):  # decoded at a reduced scale
-        img = decode_image(data, max_pixels, reduced=False)
+        img = decode_image(data, max_pixels, reduced=False, colour=colour)
     (r0, r1, c0, c1), (h, w) = box, shape
     sy, sx = img.size[1] / h, img.size[0] / w
     left, top = round(c0 * sx), round(r0 * sy)
     cut = img.crop((left, top, round(c1 * sx), round(r1 * sy)))
-    gray = to_gray(cut)
+    gray = to_gray(cut, colour)
     return gray, (cut.width / gray.shape[1], cut.height / gray.shape[0]), (left, top)

@@ -15,9 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+from PIL import Image
 
 from .components import component_boxes, grown, label_components, loops_round_writing
-from .decode import ImageTooLarge, NoInk, decode_image, full_size, to_gray
+from .decode import ImageTooLarge, NoInk, decode_image, decoded_in_colour, full_size, in_colour, to_gray
 from .guides import page_guides_removed
 from .marks import Mark, find_marks
 from .preprocess import (
@@ -210,12 +211,23 @@ def read_page(
 def page_bytes(data: bytes, max_pixels: int, max_digits: int = 32) -> Page:
     """Encoded image bytes -> its Page. Raises the decoder's ImageErrors, NoInk and TooManyDigits."""
     img = decode_image(data, max_pixels)
+    try:
+        return _page(data, max_pixels, max_digits, img, colour=False)
+    except NoInk:
+        if not in_colour(img):
+            raise
+    # Nothing stands out in its luminance, but it has colours: ink as light as the paper (yellow on white).
+    return _page(data, max_pixels, max_digits, decoded_in_colour(data, max_pixels, img), colour=True)
+
+
+def _page(data: bytes, max_pixels: int, max_digits: int, img: Image.Image, colour: bool) -> Page:
+    """``page_bytes`` of the picture ``img``, gray by its luminance or its ``colour``."""
     width, height = full_size(img)  # a JPEG is decoded at a reduced scale: boxes are the picture's own
-    gray = to_gray(img)  # reduced to at most WORK_SIZE per side: boxes are scaled back
+    gray = to_gray(img, colour)  # reduced to at most WORK_SIZE per side: boxes are scaled back
     box = small_writing(gray, max(width, height), lines=True)
     if box is None:
         return read_page(gray, max_digits, scale=(width / gray.shape[1], height / gray.shape[0]))
-    gray, scale, offset = cut_out(data, max_pixels, img, box, gray.shape)  # a small number on a large page
+    gray, scale, offset = cut_out(data, max_pixels, img, box, gray.shape, colour)  # small, on a large page
     return read_page(gray, max_digits, scale=scale, offset=offset)
 
 

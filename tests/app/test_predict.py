@@ -110,6 +110,21 @@ def test_phone_formats_are_served_like_any_upload(served, digits, fmt, media, su
             assert np.allclose(r.json()["probabilities"], ref, atol=ATOL), (name, route)
 
 
+def test_a_digit_drawn_in_yellow_on_white_is_served(served, digits):
+    """Yellow ink on white paper stands out in colour, not in luminance: the service reads it (it
+    answered 422 "no ink found" when it looked at luminance alone), as the same bytes in process."""
+    store, client, names = served
+    ink = np.kron(digits[0][1], np.ones((10, 10), np.uint8))[..., None] / 255.0
+    photo = np.rint(255 * (1.0 - ink * np.array([0.0, 0.0, 1.0]))).astype(np.uint8)  # blue taken away
+    data = png_bytes(Image.fromarray(photo))
+    seen = preprocess_bytes(data, 25_000_000)
+    for name in names:
+        ref = reference_probabilities(store, name, 255 * seen[None])[0]
+        r = client.post(f"/v1/models/{name}/predict", content=data, headers={"content-type": "image/png"})
+        assert r.status_code == 200, r.text
+        assert np.allclose(r.json()["probabilities"], ref, atol=ATOL), name
+
+
 def test_a_full_size_phone_photo_is_served(served, digits):
     """A 12-megapixel JPEG with the grain of a phone camera is larger than 5 MB (the old body limit) and
     is served under the default limits, like the same bytes preprocessed in process."""
