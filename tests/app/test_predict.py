@@ -113,22 +113,14 @@ def test_phone_formats_are_served_like_any_upload(served, digits, fmt, media, su
 def test_a_digit_drawn_in_yellow_on_white_is_served(served, digits):
     """Yellow ink on white paper stands out in colour, not in luminance: the service reads it (it
     answered 422 "no ink found" when it looked at luminance alone), as the same bytes in process."""
-    store, client, names = served
     ink = np.kron(digits[0][1], np.ones((10, 10), np.uint8))[..., None] / 255.0
     photo = np.rint(255 * (1.0 - ink * np.array([0.0, 0.0, 1.0]))).astype(np.uint8)  # blue taken away
-    data = png_bytes(Image.fromarray(photo))
-    seen = preprocess_bytes(data, 25_000_000)
-    for name in names:
-        ref = reference_probabilities(store, name, 255 * seen[None])[0]
-        r = client.post(f"/v1/models/{name}/predict", content=data, headers={"content-type": "image/png"})
-        assert r.status_code == 200, r.text
-        assert np.allclose(r.json()["probabilities"], ref, atol=ATOL), name
+    assert_served_as_in_process(served, png_bytes(Image.fromarray(photo)), "image/png")
 
 
 def test_a_full_size_phone_photo_is_served(served, digits):
     """A 12-megapixel JPEG with the grain of a phone camera is larger than 5 MB (the old body limit) and
     is served under the default limits, like the same bytes preprocessed in process."""
-    store, client, names = served
     rng = np.random.default_rng(0)
     paper = rng.normal(225, 9, (3000, 4000, 3))
     digit = Image.fromarray(np.kron(digits[0][0], np.ones((50, 50), np.uint8))).resize((1400, 1400))
@@ -136,10 +128,16 @@ def test_a_full_size_phone_photo_is_served(served, digits):
     paper[800:2200, 1300:2700] = paper[800:2200, 1300:2700] * (1 - ink) + 40 * ink
     data = png_bytes(Image.fromarray(paper.clip(0, 255).astype(np.uint8)), fmt="JPEG", quality=95)
     assert 5 * 1024 * 1024 < len(data) < 20 * 1024 * 1024, len(data)
+    assert_served_as_in_process(served, data, "image/jpeg")
+
+
+def assert_served_as_in_process(served, data: bytes, media: str) -> None:
+    """Every served model answers the upload ``data`` with what it gives on the same bytes in process."""
+    store, client, names = served
     seen = preprocess_bytes(data, 25_000_000)
     for name in names:
         ref = reference_probabilities(store, name, 255 * seen[None])[0]
-        r = client.post(f"/v1/models/{name}/predict", content=data, headers={"content-type": "image/jpeg"})
+        r = client.post(f"/v1/models/{name}/predict", content=data, headers={"content-type": media})
         assert r.status_code == 200, r.text
         assert np.allclose(r.json()["probabilities"], ref, atol=ATOL), name
 
