@@ -12,11 +12,14 @@ import binascii
 import io
 import logging
 import math
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 from PIL import Image, ImageFilter, ImageOps, UnidentifiedImageError
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 FULL_SIZE = "vit_digits_full_size"  # decode_image's notes in Image.info: the picture's size, ...
 IN_COLOUR = "vit_digits_in_colour"  # ... and whether it has colours (a JPEG may be decoded to gray)
@@ -147,16 +150,19 @@ def decode_image(data: bytes, max_pixels: int, reduced: bool = True, colour: boo
     return img
 
 
-def in_colour(img: Image.Image) -> bool:
-    """Whether the picture ``decode_image`` made ``img`` of has colour channels."""
-    return bool(img.info.get(IN_COLOUR, img.mode not in GRAY_MODES))
-
-
-def decoded_in_colour(data: bytes, max_pixels: int, img: Image.Image) -> Image.Image:
-    """``img`` (decoded from ``data``) with its colours: decoded again where a JPEG was decoded to gray."""
-    if img.mode in GRAY_MODES and in_colour(img):
-        return decode_image(data, max_pixels, colour=True)
-    return img
+def by_luminance_then_colour(data: bytes, max_pixels: int, read: Callable[[Image.Image, bool], T]) -> T:
+    """``read(picture, colour)`` of the picture ``data`` decodes to, by its luminance (``colour``
+    False); where nothing stands out in it (NoInk) but the picture has colours, again by its colours:
+    ink as light as its paper (yellow on white). A JPEG decoded straight to gray is decoded again."""
+    img = decode_image(data, max_pixels)
+    try:
+        return read(img, False)
+    except NoInk:
+        if not img.info[IN_COLOUR]:
+            raise
+    if img.mode in GRAY_MODES:
+        img = decode_image(data, max_pixels, colour=True)
+    return read(img, True)
 
 
 def full_size(img: Image.Image) -> tuple[int, int]:

@@ -31,12 +31,11 @@ from .decode import (
     NoInk,
     NotAnImage,
     UnsupportedFormat,
+    by_luminance_then_colour,
     configure,
     decode_base64,
     decode_image,
-    decoded_in_colour,
     full_size,
-    in_colour,
     to_gray,
 )
 from .guides import guides_removed
@@ -654,14 +653,9 @@ def preprocess_bytes(data: bytes, max_pixels: int) -> np.ndarray:
     """Encoded image bytes -> MNIST-style (28, 28) float32 0..1. The surface around a photographed
     sheet is painted over here, on the whole picture, not in ``to_mnist``: the digit crops ``segment``
     cuts from a page (white ink on a black margin) must not be taken for a sheet on a table."""
-    img = decode_image(data, max_pixels)
-    try:
-        return _upload(data, max_pixels, img, colour=False)
-    except NoInk:
-        if not in_colour(img):
-            raise
-    # Nothing stands out in its luminance, but it has colours: ink as light as the paper (yellow on white).
-    return _upload(data, max_pixels, decoded_in_colour(data, max_pixels, img), colour=True)
+    return by_luminance_then_colour(
+        data, max_pixels, lambda img, colour: _upload(data, max_pixels, img, colour)
+    )
 
 
 def _upload(data: bytes, max_pixels: int, img: Image.Image, colour: bool) -> np.ndarray:

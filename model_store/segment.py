@@ -18,7 +18,7 @@ import numpy as np
 from PIL import Image
 
 from .components import component_boxes, grown, label_components, loops_round_writing
-from .decode import ImageTooLarge, NoInk, decode_image, decoded_in_colour, full_size, in_colour, to_gray
+from .decode import ImageTooLarge, NoInk, by_luminance_then_colour, full_size, to_gray
 from .guides import page_guides_removed
 from .marks import Mark, find_marks
 from .preprocess import (
@@ -210,14 +210,9 @@ def read_page(
 
 def page_bytes(data: bytes, max_pixels: int, max_digits: int = 32) -> Page:
     """Encoded image bytes -> its Page. Raises the decoder's ImageErrors, NoInk and TooManyDigits."""
-    img = decode_image(data, max_pixels)
-    try:
-        return _page(data, max_pixels, max_digits, img, colour=False)
-    except NoInk:
-        if not in_colour(img):
-            raise
-    # Nothing stands out in its luminance, but it has colours: ink as light as the paper (yellow on white).
-    return _page(data, max_pixels, max_digits, decoded_in_colour(data, max_pixels, img), colour=True)
+    return by_luminance_then_colour(
+        data, max_pixels, lambda img, colour: _page(data, max_pixels, max_digits, img, colour)
+    )
 
 
 def _page(data: bytes, max_pixels: int, max_digits: int, img: Image.Image, colour: bool) -> Page:
