@@ -25,6 +25,7 @@ FULL_SIZE = "vit_digits_full_size"  # decode_image's notes in Image.info: the pi
 IN_COLOUR = "vit_digits_in_colour"  # ... and whether it has colours (a JPEG may be decoded to gray)
 GRAY_MODES = frozenset({"1", "L", "LA", "La", "I", "I;16", "I;16B", "I;16L", "I;16N", "F"})
 WORK_SIZE = 256  # larger images are reduced to at most this side before processing
+OPAQUE = 253  # alpha (of 255) from which a pixel counts as covered: above 0.99, as alpha compositing takes it
 # A picture in two levels draws gray with dots (a dithered 1-bit scan, a fax, a two-colour GIF) when at
 # least DOT_SHARE of its pixels are lone dots; it is blurred back to gray over DOT_RADIUS of the dots'
 # mean spacing (1 / sqrt(share)), within DOT_RADIUS_PX.
@@ -183,7 +184,7 @@ def to_gray(img: Image.Image, colour: bool = False) -> np.ndarray:
         top = float(arr.max())
         return arr / (65535.0 if top > 255 else 255.0 if top > 1 else 1.0)
     has_alpha = img.mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in img.info
-    if colour and not has_alpha and img.mode not in GRAY_MODES:
+    if colour and img.mode not in GRAY_MODES and (not has_alpha or _opaque(img)):
         rgb = img.convert("RGB")
         return colour_distance(np.asarray(rgb.reduce(factor) if factor > 1 else rgb))
     if img.mode in ("La", "LAB"):
@@ -204,6 +205,11 @@ def to_gray(img: Image.Image, colour: bool = False) -> np.ndarray:
     ink_level = float((gray * alpha).sum()) / weight
     background = 1.0 if ink_level < 0.5 else 0.0
     return gray * alpha + background * (1.0 - alpha)
+
+
+def _opaque(img: Image.Image) -> bool:
+    """Whether a picture with an alpha channel covers every pixel (a canvas exported as RGBA)."""
+    return img.convert("RGBA").getchannel("A").getextrema()[0] >= OPAQUE
 
 
 def colour_distance(rgb: np.ndarray) -> np.ndarray:
