@@ -22,7 +22,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 FULL_SIZE = "vit_digits_full_size"  # decode_image's notes in Image.info: the picture's size, ...
-IN_COLOUR = "vit_digits_in_colour"  # ... and whether it has colours (a JPEG may be decoded to gray)
+IN_COLOUR = "vit_digits_in_colour"  # ... whether it has colours (a JPEG may be decoded to gray), ...
+BY_COLOUR = "vit_digits_by_colour"  # ... and whether to_gray reads it by its colours, not its luminance
 GRAY_MODES = frozenset({"1", "L", "LA", "La", "I", "I;16", "I;16B", "I;16L", "I;16N", "F"})
 WORK_SIZE = 256  # larger images are reduced to at most this side before processing
 OPAQUE = 253  # alpha (of 255) from which a pixel counts as covered: above 0.99, as alpha compositing takes it
@@ -112,8 +113,9 @@ def decode_base64(text: str) -> bytes:
 
 def decode_image(data: bytes, max_pixels: int, reduced: bool = True, colour: bool = False) -> Image.Image:
     """Bytes -> a loaded Pillow image, orientation applied; ``reduced``: a JPEG is decoded at a scale
-    near WORK_SIZE (the picture then comes back smaller than it is); a JPEG is decoded straight to gray
-    unless ``colour``. Raises NotAnImage, ImageTooLarge or UnsupportedFormat."""
+    near WORK_SIZE (the picture then comes back smaller than it is); ``colour``: ``to_gray`` reads it
+    by its colours (a JPEG is decoded straight to gray otherwise). Raises NotAnImage, ImageTooLarge or
+    UnsupportedFormat."""
     if not data:
         raise NotAnImage("empty body: expected image bytes")
     try:
@@ -148,22 +150,25 @@ def decode_image(data: bytes, max_pixels: int, reduced: bool = True, colour: boo
     turned = (img.width > img.height) != (width > height)  # the orientation tag turned it a quarter
     img.info[FULL_SIZE] = (height, width) if turned else (width, height)
     img.info[IN_COLOUR] = in_colour
+    img.info[BY_COLOUR] = colour and in_colour
     return img
 
 
-def by_luminance_then_colour(data: bytes, max_pixels: int, read: Callable[[Image.Image, bool], T]) -> T:
-    """``read(picture, colour)`` of the picture ``data`` decodes to, by its luminance (``colour``
-    False); where nothing stands out in it (NoInk) but the picture has colours, again by its colours:
-    ink as light as its paper (yellow on white). A JPEG decoded straight to gray is decoded again."""
+def by_luminance_then_colour(data: bytes, max_pixels: int, read: Callable[[Image.Image], T]) -> T:
+    """``read(picture)`` of the picture ``data`` decodes to, read by its luminance; where nothing stands
+    out in it (NoInk) but the picture has colours, again read by its colours (noted in the picture, so
+    its crops and the full-size decode of a JPEG are too): ink as light as its paper (yellow on white).
+    A JPEG decoded straight to gray is decoded again."""
     img = decode_image(data, max_pixels)
     try:
-        return read(img, False)
+        return read(img)
     except NoInk:
         if not img.info[IN_COLOUR]:
             raise
     if img.mode in GRAY_MODES:
-        img = decode_image(data, max_pixels, colour=True)
-    return read(img, True)
+        return read(decode_image(data, max_pixels, colour=True))
+    img.info[BY_COLOUR] = True
+    return read(img)
 
 
 def full_size(img: Image.Image) -> tuple[int, int]:
@@ -171,10 +176,10 @@ def full_size(img: Image.Image) -> tuple[int, int]:
     return img.info.get(FULL_SIZE, img.size)
 
 
-def to_gray(img: Image.Image, colour: bool = False) -> np.ndarray:
+def to_gray(img: Image.Image) -> np.ndarray:
     """Pillow image (any mode) -> gray float32 0..1 at most WORK_SIZE per side, alpha composited: its
-    luminance, or with ``colour`` (an opaque picture in colour) how far each pixel's colour is from the
-    paper's (``colour_distance``)."""
+    luminance, or for an opaque picture noted to be read by its colours (``by_luminance_then_colour``)
+    how far each pixel's colour is from the paper's (``colour_distance``)."""
     factor = math.ceil(max(img.size) / WORK_SIZE)
     if img.mode.startswith("I") or img.mode == "F":  # 16/32-bit gray
         img = img.convert("F") if img.mode == "F" else img.convert("I").convert("F")
@@ -184,7 +189,7 @@ def to_gray(img: Image.Image, colour: bool = False) -> np.ndarray:
         top = float(arr.max())
         return arr / (65535.0 if top > 255 else 255.0 if top > 1 else 1.0)
     has_alpha = img.mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in img.info
-    if colour and img.mode not in GRAY_MODES and (not has_alpha or _opaque(img)):
+    if img.info.get(BY_COLOUR) and img.mode not in GRAY_MODES and (not has_alpha or _opaque(img)):
         rgb = img.convert("RGB")
         return colour_distance(np.asarray(rgb.reduce(factor) if factor > 1 else rgb))
     if img.mode in ("La", "LAB"):

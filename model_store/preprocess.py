@@ -22,6 +22,7 @@ from PIL import Image, ImageFilter
 
 from .components import component_boxes, grown, label_components, loops_round_writing
 from .decode import (
+    BY_COLOUR,
     FORMAT_NAMES,
     SUPPORTED_FORMATS,
     SUPPORTED_MEDIA_TYPES,
@@ -653,32 +654,28 @@ def preprocess_bytes(data: bytes, max_pixels: int) -> np.ndarray:
     """Encoded image bytes -> MNIST-style (28, 28) float32 0..1. The surface around a photographed
     sheet is painted over here, on the whole picture, not in ``to_mnist``: the digit crops ``segment``
     cuts from a page (white ink on a black margin) must not be taken for a sheet on a table."""
-    return by_luminance_then_colour(
-        data, max_pixels, lambda img, colour: _upload(data, max_pixels, img, colour)
-    )
+    return by_luminance_then_colour(data, max_pixels, lambda img: _upload(data, max_pixels, img))
 
 
-def _upload(data: bytes, max_pixels: int, img: Image.Image, colour: bool) -> np.ndarray:
-    """``preprocess_bytes`` of the picture ``img``, gray by its luminance or its ``colour``."""
-    seen = to_gray(img, colour)
+def _upload(data: bytes, max_pixels: int, img: Image.Image) -> np.ndarray:
+    """``preprocess_bytes`` of the picture ``img`` (decoded from ``data``)."""
+    seen = to_gray(img)
     gray = _surface_removed(seen)
     try:
-        return _digit(data, max_pixels, img, seen, gray, colour)
+        return _digit(data, max_pixels, img, seen, gray)
     except NoInk:
         if gray is seen:
             raise
         # What was painted over as the table held the writing: a shadow across the page, not a table.
-        return _digit(data, max_pixels, img, seen, seen, colour)
+        return _digit(data, max_pixels, img, seen, seen)
 
 
-def _digit(
-    data: bytes, max_pixels: int, img: Image.Image, seen: np.ndarray, gray: np.ndarray, colour: bool
-) -> np.ndarray:
+def _digit(data: bytes, max_pixels: int, img: Image.Image, seen: np.ndarray, gray: np.ndarray) -> np.ndarray:
     """``_upload`` once the surface step has made ``gray`` of the picture ``seen``."""
     box = small_writing(gray, max(full_size(img)))
     if box is None:
         return to_mnist(gray)
-    cut = cut_out(data, max_pixels, img, box, gray.shape, colour)[0]
+    cut = cut_out(data, max_pixels, img, box, gray.shape)[0]
     # What the surface step painted in the cut is painted there too: found anew, a digit that fills the
     # cut would be taken for a sheet.
     r0, r1, c0, c1 = box
@@ -718,22 +715,17 @@ def small_writing(gray: np.ndarray, side: int, lines: bool = False) -> tuple[int
 
 
 def cut_out(
-    data: bytes,
-    max_pixels: int,
-    img: Image.Image,
-    box: tuple[int, int, int, int],
-    shape: tuple[int, int],
-    colour: bool = False,
+    data: bytes, max_pixels: int, img: Image.Image, box: tuple[int, int, int, int], shape: tuple[int, int]
 ) -> tuple[np.ndarray, tuple[float, float], tuple[int, int]]:
     """``small_writing``'s ``box`` in a reduced copy (``shape``) of the picture ``img`` was decoded into,
-    cut out of the picture at full resolution (a JPEG decoded again, whole), gray as ``to_gray`` makes
-    it (by ``colour`` or not); the picture's pixels per pixel of it (x, y), and where its top left corner
-    lies in the picture."""
+    cut out of the picture at full resolution (a JPEG decoded again, whole, read by its colours if it
+    was), gray as ``to_gray`` makes it; the picture's pixels per pixel of it (x, y), and where its top
+    left corner lies in the picture."""
     if img.format in ("JPEG", "MPO"):  # decoded at a reduced scale
-        img = decode_image(data, max_pixels, reduced=False, colour=colour)
+        img = decode_image(data, max_pixels, reduced=False, colour=bool(img.info.get(BY_COLOUR)))
     (r0, r1, c0, c1), (h, w) = box, shape
     sy, sx = img.size[1] / h, img.size[0] / w
     left, top = round(c0 * sx), round(r0 * sy)
     cut = img.crop((left, top, round(c1 * sx), round(r1 * sy)))
-    gray = to_gray(cut, colour)
+    gray = to_gray(cut)
     return gray, (cut.width / gray.shape[1], cut.height / gray.shape[0]), (left, top)

@@ -210,19 +210,17 @@ def read_page(
 
 def page_bytes(data: bytes, max_pixels: int, max_digits: int = 32) -> Page:
     """Encoded image bytes -> its Page. Raises the decoder's ImageErrors, NoInk and TooManyDigits."""
-    return by_luminance_then_colour(
-        data, max_pixels, lambda img, colour: _page(data, max_pixels, max_digits, img, colour)
-    )
+    return by_luminance_then_colour(data, max_pixels, lambda img: _page(data, max_pixels, max_digits, img))
 
 
-def _page(data: bytes, max_pixels: int, max_digits: int, img: Image.Image, colour: bool) -> Page:
-    """``page_bytes`` of the picture ``img``, gray by its luminance or its ``colour``."""
+def _page(data: bytes, max_pixels: int, max_digits: int, img: Image.Image) -> Page:
+    """``page_bytes`` of the picture ``img`` (decoded from ``data``)."""
     width, height = full_size(img)  # a JPEG is decoded at a reduced scale: boxes are the picture's own
-    gray = to_gray(img, colour)  # reduced to at most WORK_SIZE per side: boxes are scaled back
+    gray = to_gray(img)  # reduced to at most WORK_SIZE per side: boxes are scaled back
     box = small_writing(gray, max(width, height), lines=True)
     if box is None:
         return read_page(gray, max_digits, scale=(width / gray.shape[1], height / gray.shape[0]))
-    gray, scale, offset = cut_out(data, max_pixels, img, box, gray.shape, colour)  # small, on a large page
+    gray, scale, offset = cut_out(data, max_pixels, img, box, gray.shape)  # a small number on a large page
     return read_page(gray, max_digits, scale=scale, offset=offset)
 
 
