@@ -194,7 +194,7 @@ def plain_number(
     strokes, and none cut from a neighbour through more than PLAIN_CUT stroke widths of ink (two digits
     touching at a point). What a one-digit route's ``hint`` rests on: a letter, a shape or a scribble is
     read as digits mostly by cutting all its strokes, or through thick ink, or its pieces are no digits to
-    the score (README, Reading numbers)."""
+    the score (docs/reading.md, A number sent as one digit)."""
     chosen = choose(cands, outputs, threshold)
     if len(chosen) < 2:
         return None

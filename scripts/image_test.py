@@ -270,7 +270,7 @@ def run_image(engine: Engine, image: str) -> dict:
 
 
 def drain_report(engine: Engine, name: str, base: str, model: str, stop, times: dict, how: str) -> dict:
-    """SIGTERM with requests in flight, checked; the numbers for the README."""
+    """SIGTERM with requests in flight, checked; the numbers for docs/deploy.md (Seen running)."""
     report = drain(base, model, stop)
     check_drain(report, how)
     return {"cold_start_s": times["ready"], "healthy_s": times["healthy"], "drain": report}
