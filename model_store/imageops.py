@@ -1,6 +1,7 @@
 """Small numpy operations on gray pictures and boolean masks, shared by the preprocessing's steps
-(``preprocess``, ``shadows``, ``highlights``): fast quantiles and medians, 3x3 neighbourhoods, a coarse
-copy, running minima and maxima over wide windows, the grain's level."""
+(``preprocess``, ``sheet``, ``shadows``, ``highlights``): fast quantiles and medians, 3x3 neighbourhoods, a
+coarse copy, running minima and maxima over wide windows, the grain's level, a least-squares fit that
+drops what the ink pulls off it."""
 
 from __future__ import annotations
 
@@ -143,3 +144,18 @@ def noise_sigma(x: np.ndarray) -> float:
     lap = 4 * x[1:-1:2, 1:-1] - x[:-2:2, 1:-1] - x[2::2, 1:-1] - x[1:-1:2, :-2] - x[1:-1:2, 2:]
     med = 4.0 * quantiles(np.abs(lap) * 0.25, (0.5,))[0]  # histogram quantile wants 0..1
     return med / (0.6745 * math.sqrt(20.0))  # Var(lap) = 20 sigma^2 for independent noise
+
+
+def robust_fit(basis: np.ndarray, values: np.ndarray, ink_above: bool) -> np.ndarray:
+    """Least-squares coefficients of ``values`` over the columns of ``basis``, fitted again (up to four
+    times) without the points the ink pulls off the fit: above it when ``ink_above``, else below."""
+    sign = 1.0 if ink_above else -1.0
+    keep = np.ones(values.size, bool)
+    for _ in range(4):
+        coef = np.linalg.lstsq(basis[keep], values[keep], rcond=None)[0]
+        resid = sign * (values - basis @ coef)
+        new_keep = resid < 0.02 + 1.5 * float(np.median(np.abs(resid[keep])))
+        if new_keep.sum() < basis.shape[1] or np.array_equal(new_keep, keep):
+            break
+        keep = new_keep
+    return coef

@@ -21,6 +21,7 @@ from model_store.preprocess import (
     preprocess_bytes,
     to_mnist,
 )
+from model_store.sheet import surface_removed
 from testkit.digits import drawn_mnist_digits, similarity
 from testkit.images import png_bytes, png_declaring
 from training.numbers import digit_strokes
@@ -521,7 +522,7 @@ def test_light_falling_off_or_a_faint_shadow_is_not_taken_for_a_desk(digits, sha
     for seed, u8 in enumerate(images[:4]):
         data = sheet_on_a_pale_desk(u8, seed, None, shadow, falloff)
         gray = np.asarray(Image.open(io.BytesIO(data)).convert("L"), np.float32) / 255.0
-        assert preprocess._surface_removed(gray) is gray
+        assert surface_removed(gray) is gray
 
 
 def test_a_drawing_apps_screenshot_reads_like_its_canvas(digits):

@@ -1,0 +1,265 @@
+"""The surface a photographed sheet lies on (a desk round a note, a table along one side, an app's window
+round its canvas): found on a coarse copy of the picture and painted over with the sheet's own level,
+so that what is left is paper with writing on it. Part of ``preprocess``'s first steps, on the whole
+picture (not on a digit's crop: the crops ``segment`` cuts are white ink on a black margin)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .imageops import (
+    coarse_copy,
+    dilate3,
+    erode3,
+    frame,
+    median,
+    quantiles,
+    reached,
+    robust_fit,
+    shifts,
+    upsample,
+)
+
+SHEET_CONTRAST = 0.2  # a photographed sheet is at least this much lighter than the surface it lies on
+MIN_SHEET = 0.04  # a sheet smaller than the surface around it covers at least this share of the photo
+# A sheet on a light table (white paper on a pale desk) stands out less, down to this much, when its
+# outline is a step: SHARP_STEP of the contrast within two coarse cells either side of it (light falling
+# off across a page is a slope, a few hundredths over those cells).
+FAINT_SHEET_CONTRAST, SHARP_STEP = 0.05, 0.6
+WHOLE_SHEET = 0.9  # a surface all round the sheet (a desk, an app's window) runs along this much of the edge
+
+
+def surface_removed(gray: np.ndarray) -> np.ndarray:
+    """A photo of a sheet of paper with the surface it lies on in view (a table along one side, around
+    it, in the corners of a tilted sheet; or a note or card that fills less of the frame than the table
+    around it): that surface painted over with the sheet's level. Anything else (a scan, a canvas, a
+    page filling the frame, light ink on a dark board) is returned as it is."""
+    if min(gray.shape) < 64:
+        return gray
+    coarse, f = coarse_copy(gray)
+    level = median(coarse.ravel())
+    # Which pixels along the sheet's edge join the surface: darker than the sheet by this share of the
+    # contrast between them. A small sheet's whole outline is in view, and what is left of it reads as
+    # ink. How the sheet's level is continued over the surface: a small sheet's shading, spread ring
+    # by ring over a surface many times its size, leaves ridges that read as ink; a smooth fit, none.
+    found, edge, fill = _small_sheet(coarse, level), 0.1, _shading_fitted
+    if found is None:
+        found, edge, fill = _surface_along_edge(coarse, level, SHEET_CONTRAST), 0.5, _inpaint
+    if found is None:  # a faint one's edge is followed further into its blur: its ramp would read as a stroke
+        found, edge, fill = _surface_along_edge(coarse, level, FAINT_SHEET_CONTRAST), 0.2, _inpaint
+    if found is None:
+        return gray
+    surface, level, table = found
+    # The frame's edge too, where the last specks of the surface hide: no digit sits there.
+    surface |= frame(surface.shape, 3)
+    full = upsample(surface, f, gray.shape)
+    # The coarse mask misses slivers thinner than a coarse pixel (along a tilted sheet's edge): grow it
+    # at full resolution over what is still darker than the sheet, within one more coarse pixel.
+    reach = upsample(dilate3(surface), f, gray.shape)
+    darker = reach & (gray < upsample(fill(coarse, ~surface), f, gray.shape) - edge * (level - table))
+    for _ in range(f):
+        grown = dilate3(full) & (darker | full)
+        if np.array_equal(grown, full):
+            break
+        full = grown
+    # The sheet's level painted over all of it, continued from the coarse cells untouched by the surface.
+    h, w = surface.shape
+    touched = full[: h * f, : w * f].reshape(h, f, w, f).any(axis=(1, 3))
+    return np.where(full, upsample(fill(coarse, ~touched), f, gray.shape), gray)
+
+
+def _filled(mask: np.ndarray) -> np.ndarray:
+    """``mask`` with the holes it encloses filled: what cannot be reached from beyond the frame's edge
+    without crossing it (searched within its bounding box, beyond which nothing is enclosed)."""
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    box = (slice(rows[0], rows[-1] + 1), slice(cols[0], cols[-1] + 1))
+    open_ = np.pad(~mask[box], 1, constant_values=True)
+    beyond = np.pad(np.zeros_like(mask[box]), 1, constant_values=True)
+    filled = mask.copy()
+    filled[box] = ~reached(beyond, open_)[1:-1, 1:-1]
+    return filled
+
+
+def _surface_along_edge(
+    coarse: np.ndarray, level: float, contrast: float
+) -> tuple[np.ndarray, float, float] | None:
+    """The sheet is the picture's dominant level (``level``). The surface is what is darker than the
+    sheet by ``contrast`` (under SHEET_CONTRAST only across a sharp outline), runs along the picture's
+    edge unbroken for at least 15% of it, is thicker than a pen stroke, and has nothing written on it
+    darker than itself (that is a shadow across the page, lifted by ``shadows``) unless it lies all round
+    the sheet; strokes (also dark, but thin, and touching the edge rarely and briefly) are left alone.
+    -> (the surface's coarse cells, the sheet's level, the surface's level) or None."""
+    dark = coarse < level - contrast
+    edge = frame(dark.shape)
+    if dark[edge].mean() < 0.15:
+        return None
+    thick = erode3(dark, pad=True)  # strokes vanish
+    surface = reached(thick & edge, thick)  # the thick dark connected to the edge
+    if _longest_edge_run(surface) < 0.15 * edge.sum():
+        return None
+    table = median(coarse[surface])
+    # Writing on it, darker than it, says a shadow across the page (``shadows``), and a faint one may be
+    # light falling off: either leaves part of the frame's edge on the page. Round the whole sheet,
+    # across a sharp outline (a desk round a sheet wholly in view, an app's window round its canvas),
+    # the surface is a table whatever lies on it (a pen, the app's buttons).
+    written = (coarse[surface] < table - SHEET_CONTRAST / 2).sum() >= 2
+    if (written or contrast < SHEET_CONTRAST) and not (
+        surface[edge].mean() >= WHOLE_SHEET and _sharp_outline(coarse, ~surface, table, level)
+    ):
+        return None
+    for _ in range(3):  # its full extent again (the erosion undone), and the sheet's blurred, shaded edge
+        surface = dilate3(surface)
+    # Nothing darker than the sheet left beside it: that dark region is the writing itself (a digit
+    # cropped flush to its ink, a 7's bar along the top edge), not a table with a written sheet on it.
+    if not (coarse[~surface] < level - SHEET_CONTRAST / 4).any():
+        return None
+    return surface, level, table
+
+
+def _small_sheet(coarse: np.ndarray, level: float) -> tuple[np.ndarray, float, float] | None:
+    """A sheet smaller than the surface around it, so that the surface is the dominant level
+    (``level``): -> (the surface's coarse cells, the sheet's level, the surface's level) or None.
+
+    The sheet is the region much lighter than the dominant level (SHEET_CONTRAST; a pale desk's sheet
+    less, across a sharp outline) around its brightest cell well inside such a region, with the marks it
+    encloses: at least MIN_SHEET of the picture, convex, about
+    rectangular (a quadrilateral, perhaps cut by the frame), at most 2.5 times as long as wide, mostly
+    blank, and with something darker written on it. Light strokes on a dark board (chalk, an inverted
+    digit) fail: filled in, their loops leave a shape with bays or an oval, and a bare stroke is a bar
+    (a bold 8 whose loops are two small holes can pass: 1 of the robustness suite's 500 inverted digits)."""
+    hi = quantiles(coarse, (0.98,))[0]
+    if hi - level < FAINT_SHEET_CONTRAST:  # nothing much lighter than the dominant level: the usual case
+        return None
+    light = coarse > (level + hi) / 2
+    if light.sum() < 0.75 * MIN_SHEET * coarse.size:  # too little of it for a sheet (tested below, slower)
+        return None
+    if hi - level < SHEET_CONTRAST and not _sharp_outline(coarse, light, level, hi):
+        return None  # a faint light region with a soft edge: light falling off, not a sheet
+    solid = erode3(light, pad=False)  # the sheet's inside, not a stroke's
+    if not solid.any():
+        return None
+    # The light region around the brightest solid cell, then every cell it encloses added (what cannot
+    # be reached from beyond the frame's edge without crossing it).
+    seed = np.zeros_like(light)
+    seed[np.unravel_index(int(np.argmax(np.where(solid, coarse, -1.0))), coarse.shape)] = True
+    sheet = _filled(reached(seed, light))
+    area = int(sheet.sum())
+    if area < MIN_SHEET * coarse.size or (light & sheet).sum() < 0.75 * area:
+        return None
+    hull = _hull(sheet)
+    hull_area = _polygon_area(hull)
+    if area < 0.97 * hull_area or _aspect(sheet) > 2.5:
+        return None  # bays (a chalk 6, 8 or 9 filled in) or a long bar (a 1)
+    if hull_area < 0.87 * _min_rectangle_area(hull):
+        return None  # round (a chalk 0 filled in), not a quadrilateral, even one seen at a slant
+    sheet_level = median(coarse[sheet & light])
+    inside = erode3(sheet, pad=True)  # away from its own blurred edge
+    if not (coarse[inside] < sheet_level - SHEET_CONTRAST / 4).any():  # nothing written on it
+        return None
+    # grown by a cell over the sheet's blurred edge: the rest of it is left to the full resolution
+    return dilate3(~sheet), sheet_level, median(coarse[~sheet])
+
+
+def _sharp_outline(coarse: np.ndarray, sheet: np.ndarray, low: float, high: float) -> bool:
+    """Whether the level steps from the sheet's (``high``) to the surface's (``low``), by SHARP_STEP of
+    the difference, across the sheet's outline: the cells two inside it against those two outside it
+    (where the frame cuts the sheet, there are none). Outside cells much darker than the surface are
+    writing (the light region's holes round the strokes), not the surface, and are left out."""
+    inner = erode3(sheet, pad=True)
+    outer = dilate3(sheet)
+    inside = coarse[inner & ~erode3(erode3(inner, pad=True), pad=True)]
+    outside = coarse[dilate3(dilate3(outer)) & ~outer]
+    outside = outside[outside > low - (high - low)]
+    if not inside.size or not outside.size:
+        return False
+    return median(inside) - median(outside) >= SHARP_STEP * (high - low)
+
+
+def _aspect(mask: np.ndarray) -> float:
+    """Length over width of a mask's cells, from their principal axes (a tilted bar's too): paper,
+    notes and cards run up to about 2:1, a pen stroke much further."""
+    rows, cols = np.nonzero(mask)
+    small, large = np.linalg.eigvalsh(np.cov(np.stack([rows, cols]).astype(np.float64)))
+    return math.sqrt(large / max(small, 1e-9))
+
+
+def _hull(mask: np.ndarray) -> np.ndarray:
+    """The convex hull of a mask's cell centres, (n, 2) x, y (Andrew's monotone chain). It runs half a
+    cell inside the cells' outline, which makes up for the steps a tilted edge loses to a straight line."""
+    rows = np.flatnonzero(mask.any(axis=1))
+    first = mask[rows].argmax(axis=1)
+    last = mask.shape[1] - 1 - mask[rows, ::-1].argmax(axis=1)
+    ends = zip(rows.tolist(), first.tolist(), last.tolist(), strict=True)
+    points = sorted({(x, r) for r, a, b in ends for x in (a, b)})
+
+    def cross(o: tuple[int, int], a: tuple[int, int], b: tuple[int, int]) -> int:
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    def half(pts: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        chain: list[tuple[int, int]] = []
+        for p in pts:
+            while len(chain) >= 2 and cross(chain[-2], chain[-1], p) <= 0:
+                chain.pop()
+            chain.append(p)
+        return chain
+
+    return np.array(half(points)[:-1] + half(points[::-1])[:-1], dtype=np.float64).reshape(-1, 2)
+
+
+def _polygon_area(pts: np.ndarray) -> float:
+    x, y = pts[:, 0], pts[:, 1]
+    return 0.5 * abs(float(x @ np.roll(y, -1) - y @ np.roll(x, -1)))
+
+
+def _min_rectangle_area(pts: np.ndarray) -> float:
+    """The smallest rectangle around a convex polygon: one of its sides lies along one of the
+    polygon's (rotating calipers, every side tried)."""
+    sides = np.roll(pts, -1, axis=0) - pts
+    sides = sides[np.hypot(*sides.T) > 0]
+    u = sides / np.hypot(*sides.T)[:, None]
+    along, across = pts @ u.T, pts @ np.stack([-u[:, 1], u[:, 0]], axis=1).T  # (points, sides)
+    return float((np.ptp(along, axis=0) * np.ptp(across, axis=0)).min())
+
+
+def _longest_edge_run(mask: np.ndarray) -> int:
+    """The longest unbroken stretch of ``mask`` along the picture's edge, going round the corners. A
+    table shows along a whole side or all round a sheet; a digit filling its picture only crosses
+    the edge in short stretches, a stroke's width each."""
+    ring = np.concatenate([mask[0, :], mask[1:, -1], mask[-1, -2::-1], mask[-2:0:-1, 0]])
+    if ring.all():
+        return len(ring)
+    ring = np.roll(ring, -int(np.argmin(ring)))  # start at a gap, so no run wraps around
+    steps = np.diff(np.concatenate([[0], ring.astype(np.int8), [0]]))
+    return int((np.flatnonzero(steps == -1) - np.flatnonzero(steps == 1)).max(initial=0))
+
+
+def _inpaint(x: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """x with its unknown pixels filled in from the known ones, ring by ring (3x3 neighbour means):
+    the sheet's own shading continued over the surface, so no edge is left where they met."""
+    known = known.copy()
+    values = np.where(known, x, 0.0).astype(np.float32)
+    while not known.all():
+        total = np.add.reduce(shifts(values))
+        count = np.add.reduce(shifts(known.astype(np.float32)))
+        ring = ~known & (count > 0)
+        if not ring.any():
+            break
+        values[ring] = total[ring] / count[ring]
+        known |= ring
+    return values
+
+
+def _shading_fitted(x: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """x with its unknown pixels replaced by a plane fitted to the known ones, what is darker than the
+    plane (the writing) dropped and the fit repeated, and held within the levels it takes on them: the
+    light over a small sheet, continued smoothly across the surface around it (a curved fit, or one
+    left unbounded, runs away over a surface many times the sheet's size)."""
+    yy, xx = np.mgrid[0 : x.shape[0], 0 : x.shape[1]].astype(np.float32)
+    basis = np.stack([np.ones_like(xx), xx / x.shape[1], yy / x.shape[0]], axis=-1)
+    a = basis[known]
+    coef = robust_fit(a, x[known], ink_above=False)
+    on_sheet = a @ coef
+    plane = np.clip(basis @ coef, on_sheet.min(), on_sheet.max())
+    return np.where(known, x, plane).astype(np.float32)
