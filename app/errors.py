@@ -105,8 +105,10 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-    return error_response(request, 500, "internal server error")
+    # Answered outside the middleware that adds the request's ID to its response: added here.
+    rid = getattr(request.state, "request_id", "")
+    log.exception("unhandled error on %s %s (id=%s)", request.method, request.url.path, rid, exc_info=exc)
+    return error_response(request, 500, "internal server error", {"X-Request-ID": rid} if rid else None)
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -17,9 +17,11 @@ from fastapi.responses import Response
 from starlette.requests import ClientDisconnect
 
 from . import __version__
+from .access import RequestIdMiddleware
 from .errors import ClientDisconnected, install_error_handlers
 from .head import HeadAsGetMiddleware
 from .limits import BodyLimitMiddleware
+from .logs import LogFormat, handler
 from .metrics import Metrics, MetricsMiddleware
 from .openapi import install_openapi
 from .routes import attention, health, metrics, models, page, read, v2
@@ -29,19 +31,17 @@ from .settings import Settings, get_settings
 log = logging.getLogger("app")
 
 
-def _configure_logging(level: str) -> None:
+def _configure_logging(level: str, fmt: LogFormat) -> None:
     """Level for the app's loggers; a handler only when nobody configured logging (plain uvicorn)."""
     logger = logging.getLogger("app")
     logger.setLevel(level)
     if not logger.handlers and not logging.getLogger().handlers:
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        logger.addHandler(handler)
+        logger.addHandler(handler(fmt))
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
-    _configure_logging(settings.log_level)
+    _configure_logging(settings.log_level, settings.log_format)
     runtime = Runtime(settings, Metrics())
 
     @asynccontextmanager
@@ -72,8 +72,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.mount("/static", page.static_files(), name="static")
     install_openapi(app)
 
-    # Added last = outermost: metrics see every response, CORS decorates the 413s too; HEAD, innermost,
-    # reaches the routes as GET.
+    # Added last = outermost: request IDs and metrics see every response, CORS decorates the 413s too;
+    # HEAD, innermost, reaches the routes as GET.
     app.add_middleware(HeadAsGetMiddleware)
     app.add_middleware(
         BodyLimitMiddleware, max_bytes=settings.max_body_bytes, idle_timeout_s=settings.body_idle_timeout_s,
@@ -82,9 +82,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"],
-            allow_headers=["*"], expose_headers=["Retry-After", "X-Digit", "X-Confidence"],
+            allow_headers=["*"],
+            expose_headers=["Retry-After", "X-Digit", "X-Confidence", "X-Request-ID"],
         )  # fmt: skip
     app.add_middleware(MetricsMiddleware, metrics=runtime.metrics)
+    app.add_middleware(RequestIdMiddleware, access_log=settings.access_log)  # every response, 413s too
     return app
 
 

@@ -11,7 +11,9 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from model_store import DEFAULT_STORE_DIR
 
+from .access import AccessLog
 from .cpus import available_cpus, nvidia_gpu_present
+from .logs import LogFormat
 
 
 class Settings(BaseSettings):
@@ -81,6 +83,10 @@ class Settings(BaseSettings):
 
     cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     log_level: str = "info"
+    log_format: LogFormat = Field("text", description="text, or json: one JSON object per line")
+    access_log: AccessLog = Field(
+        "errors", description="requests written to the access log: errors (status >= 400), all or off"
+    )
 
     @field_validator("cors_origins", mode="before")
     @classmethod

@@ -24,6 +24,7 @@ import time
 
 from pydantic import ValidationError
 
+from .logs import configure_logging
 from .settings import Settings, get_settings, settings_problems
 
 log = logging.getLogger("app.supervisor")
@@ -147,5 +148,5 @@ def main() -> None:
         settings = get_settings()
     except ValidationError as exc:  # a misconfiguration: say which variable and why, not a traceback
         sys.exit(f"vit-digits: invalid settings: {settings_problems(exc)}")
-    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(settings.log_level, settings.log_format)
     sys.exit(Supervisor(settings).run())

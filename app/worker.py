@@ -8,6 +8,7 @@ import socket
 import uvicorn
 
 from .limits import slow_client_protocol
+from .logs import configure_logging
 from .settings import get_settings
 
 
@@ -16,9 +17,10 @@ def main() -> None:
     parser.add_argument("--fd", type=int, required=True, help="the listening socket, inherited")
     args = parser.parse_args()
     s = get_settings()
+    configure_logging(s.log_level, s.log_format)  # uvicorn's lines too: it configures none (log_config)
     sock = socket.socket(fileno=args.fd)
     config = uvicorn.Config(
-        "app.main:app", log_level=s.log_level.lower(), access_log=False, lifespan="on",
+        "app.main:app", log_level=s.log_level.lower(), log_config=None, access_log=False, lifespan="on",
         timeout_graceful_shutdown=int(s.shutdown_grace_s) + 1,
         http=slow_client_protocol(s.header_timeout_s, s.max_connections),
     )  # fmt: skip

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import signal
 
 from ..hop import event_loop_factory
+from ..logs import configure_logging
 from ..settings import get_settings
 from .server import Engine
 
@@ -31,7 +31,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, required=True, help="front-end workers to wait for")
     args = parser.parse_args()
     s = get_settings()
-    logging.basicConfig(level=s.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(s.log_level, s.log_format)
     with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
         runner.run(serve(args.socket, args.workers))
 

@@ -1,0 +1,76 @@
+"""Request IDs and the access log. Every response carries ``X-Request-ID``: the client's own, when it
+sent a sane one (a proxy's or a tracing system's), else a new one. The access log writes one line per
+request with that ID, the method, path, status and duration: for the requests ``ACCESS_LOG`` selects
+(``errors``, the default: status 400 and up; ``all``; ``off``)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+from typing import Literal
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+log = logging.getLogger("app.access")
+
+HEADER = b"x-request-id"
+SANE_ID = re.compile(rb"[A-Za-z0-9._:/+=@-]{1,128}")  # what a log line or a header can carry as it is
+
+AccessLog = Literal["off", "errors", "all"]
+
+
+def request_id(scope: Scope) -> str:
+    """The ID ``RequestIdMiddleware`` gave this request ("" outside it)."""
+    return scope.get("state", {}).get("request_id", "")
+
+
+def _client_id(scope: Scope) -> str | None:
+    for name, value in scope["headers"]:
+        if name == HEADER:
+            return value.decode() if SANE_ID.fullmatch(value) else None
+    return None
+
+
+class RequestIdMiddleware:
+    """Pure ASGI: names the request (``scope["state"]["request_id"]``, which handlers read as
+    ``request.state.request_id``), adds the header to its response and writes its access line."""
+
+    def __init__(self, app: ASGIApp, access_log: AccessLog = "errors") -> None:
+        self.app = app
+        self.access_log = access_log
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        rid = _client_id(scope) or os.urandom(8).hex()
+        scope.setdefault("state", {})["request_id"] = rid
+        start = time.perf_counter()
+        status = 500  # nothing sent: the server failed before answering
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message = {**message, "headers": [*message.get("headers", ()), (HEADER, rid.encode())]}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            if self.access_log == "all" or (self.access_log == "errors" and status >= 400):
+                self._write(scope, rid, status, 1000 * (time.perf_counter() - start))
+
+    @staticmethod
+    def _write(scope: Scope, rid: str, status: int, ms: float) -> None:
+        client = scope.get("client")
+        fields = {
+            "request_id": rid, "method": scope["method"], "path": scope["path"], "status": status,
+            "duration_ms": round(ms, 2), "client": client[0] if client else None,
+        }  # fmt: skip
+        log.log(
+            logging.WARNING if status >= 500 else logging.INFO,
+            "%s %s %d %.1f ms id=%s", scope["method"], scope["path"], status, ms, rid, extra=fields,
+        )  # fmt: skip
