@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import Response
+from fastapi_offline import FastAPIOffline
 from starlette.requests import ClientDisconnect
 
 from . import __version__
@@ -29,6 +30,7 @@ from .runtime import Runtime
 from .settings import Settings, get_settings
 
 log = logging.getLogger("app")
+DOCS_ASSETS = "/docs-assets"
 
 
 def _configure_logging(level: str, fmt: LogFormat) -> None:
@@ -52,7 +54,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             await runtime.shutdown()
 
-    app = FastAPI(
+    # /docs loads Swagger UI from this server (DOCS_ASSETS), not from a CDN: it works where the service
+    # has no internet, as the demo page does. (ReDoc would still fetch its logo from its CDN: not served.)
+    app = FastAPIOffline(
+        static_url=DOCS_ASSETS,
+        redoc_url=None,
         title="vit-digits",
         version=__version__,
         description="Handwritten digits with a from-scratch Vision Transformer and a CNN baseline: "

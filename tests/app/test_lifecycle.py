@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import threading
 
@@ -152,6 +153,14 @@ def test_page_static_noop_and_cors(make_client):
     c = make_client(cors_origins="http://example.org")
     r = c.get("/")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    # the page may run its own files only (the browser tests run it under this policy)
+    csp = dict(part.strip().split(" ", 1) for part in r.headers["content-security-policy"].split(";"))
+    assert csp["script-src"] == csp["style-src"] == "'self'"
+    assert csp["frame-ancestors"] == csp["object-src"] == "'none'"
+    assert r.headers["x-content-type-options"] == "nosniff" and r.headers["x-frame-options"] == "DENY"
+    script = c.get("/static/app.js")
+    assert script.headers["content-type"].startswith("text/javascript")
+    assert script.headers["x-content-type-options"] == "nosniff"
     assert c.get("/static/does-not-exist.js").status_code == 404
     assert c.get("/v1/noop").json() == {"ok": True}
     assert c.post("/v1/noop", content=b"x").json() == {"ok": True}
@@ -177,7 +186,11 @@ def test_openapi_documents_typed_schemas(client):
     assert {"413", "415", "422", "503", "504"} <= set(predict["responses"])
     infer = doc["paths"]["/v2/models/{name}/infer"]["post"]
     assert infer["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith("/V2InferRequest")
-    assert client.get("/docs").status_code == 200
+    # Swagger UI comes from this server, not a CDN (the browser tests render it offline)
+    assets = re.findall(r'(?:src|href)="([^"]+)"', client.get("/docs").text)
+    assert assets and all(a.startswith("/docs-assets/") for a in assets), assets
+    for asset in assets:
+        assert client.get(asset).status_code == 200, asset
 
 
 def _connect_and_listen(engine, states: list[dict]):  # type: ignore[no-untyped-def]

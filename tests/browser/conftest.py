@@ -129,7 +129,8 @@ def chromium_browser(chromium_path: str):
 
 @dataclass
 class PageSession:
-    """A page plus what it did: requests to other hosts and uncaught JavaScript errors."""
+    """A page plus what it did: requests to other hosts, uncaught JavaScript errors and what its
+    Content-Security-Policy refused."""
 
     page: object
     base_url: str
@@ -140,6 +141,10 @@ class PageSession:
         self.page.goto(self.base_url + "/")
 
 
+def _refused(message) -> bool:  # type: ignore[no-untyped-def]
+    return message.type == "error" and "Content Security Policy" in message.text
+
+
 def open_page(browser, service: Service, **context_args) -> tuple[object, PageSession]:
     context = browser.new_context(**({"viewport": {"width": 1280, "height": 900}} | context_args))
     page = context.new_page()
@@ -148,6 +153,8 @@ def open_page(browser, service: Service, **context_args) -> tuple[object, PageSe
     local = (service.base_url, "data:", "blob:")
     page.on("request", lambda r: None if r.url.startswith(local) else session.foreign_requests.append(r.url))
     page.on("pageerror", lambda e: session.js_errors.append(str(e)))
+    # whatever the page's Content-Security-Policy refuses is an error too (the console says why)
+    page.on("console", lambda m: session.js_errors.append(m.text) if _refused(m) else None)
     return context, session
 
 

@@ -525,3 +525,15 @@ def test_a_number_on_the_one_digit_pad_is_named_with_a_pointer_to_whole_numbers(
             assert message == "This looks like the number 42: turn on “Whole number” to read it.", message
         else:  # random weights: a number, or not a digit without a name
             assert message in ("", "This doesn't look like a digit.") or "turn on “Whole number”" in message
+
+
+def test_the_api_docs_render_offline(new_page, service):
+    """The page's "API docs" link: Swagger UI runs on files this server serves, so it shows every route
+    where the service has no internet, as the page itself does."""
+    session = new_page()
+    page = session.page
+    page.goto(f"{service.base_url}/docs")
+    page.locator(".opblock").first.wait_for()
+    paths = page.locator(".opblock-summary-path").all_inner_texts()
+    assert "/v1/models/{name}/predict" in paths and "/v2/models/{name}/infer" in paths, paths
+    assert not session.foreign_requests, f"the docs must work offline but fetched: {session.foreign_requests}"
