@@ -1,7 +1,9 @@
 """Request IDs and the access log. Every response carries ``X-Request-ID``: the client's own, when it
 sent a sane one (a proxy's or a tracing system's), else a new one. The access log writes one line per
 request with that ID, the method, path, status and duration: for the requests ``ACCESS_LOG`` selects
-(``errors``, the default: status 400 and up; ``all``; ``off``)."""
+(``errors``, the default: status 400 and up; ``all``; ``off``). An overloaded service answers thousands of
+503s a second: ``errors`` writes at most ERROR_LINES_PER_S of them per worker and says how many it left
+out, so that the log does not add to the load (the metrics count every one)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import logging
 import os
 import re
 import time
+from collections.abc import Callable
 from typing import Literal
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -19,6 +22,7 @@ HEADER = b"x-request-id"
 SANE_ID = re.compile(rb"[A-Za-z0-9._:/+=@-]{1,128}")  # what a log line or a header can carry as it is
 
 AccessLog = Literal["off", "errors", "all"]
+ERROR_LINES_PER_S = 50
 
 
 def request_id(scope: Scope) -> str:
@@ -37,9 +41,13 @@ class RequestIdMiddleware:
     """Pure ASGI: names the request (``scope["state"]["request_id"]``, which handlers read as
     ``request.state.request_id``), adds the header to its response and writes its access line."""
 
-    def __init__(self, app: ASGIApp, access_log: AccessLog = "errors") -> None:
+    def __init__(
+        self, app: ASGIApp, access_log: AccessLog = "errors", clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.app = app
         self.access_log = access_log
+        self.clock = clock
+        self._second, self._lines, self._left_out = 0, 0, 0  # the error lines of the current second
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -60,8 +68,24 @@ class RequestIdMiddleware:
         try:
             await self.app(scope, receive, send_with_id)
         finally:
-            if self.access_log == "all" or (self.access_log == "errors" and status >= 400):
+            if self.access_log == "all" or (self.access_log == "errors" and status >= 400 and self._room()):
                 self._write(scope, rid, status, 1000 * (time.perf_counter() - start))
+
+    def _room(self) -> bool:
+        """Whether this second has room for another error line (and the last one's tally said)."""
+        second = int(self.clock())
+        if second != self._second:
+            if self._left_out:
+                log.warning(
+                    "access log: %d error lines over %d in one second left out", self._left_out,
+                    ERROR_LINES_PER_S, extra={"left_out": self._left_out},
+                )  # fmt: skip
+            self._second, self._lines, self._left_out = second, 0, 0
+        if self._lines >= ERROR_LINES_PER_S:
+            self._left_out += 1
+            return False
+        self._lines += 1
+        return True
 
     @staticmethod
     def _write(scope: Scope, rid: str, status: int, ms: float) -> None:

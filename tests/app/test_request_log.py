@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -11,6 +12,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from app.access import ERROR_LINES_PER_S, RequestIdMiddleware
 from app.logs import JsonFormatter
 from app.main import create_app
 from testkit.server import ServiceProcess
@@ -68,6 +70,38 @@ def test_the_access_log_writes_errors_by_default_and_every_request_when_asked(
                 assert (line.method, line.path) == ("POST", answer.request.url.path)  # type: ignore[attr-defined]
                 assert line.duration_ms > 0  # type: ignore[attr-defined]
                 assert f"{status}" in line.getMessage() and line.request_id in line.getMessage()  # type: ignore[attr-defined]
+
+
+def test_an_overload_of_errors_is_written_up_to_a_cap_a_second_and_counted(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Thousands of 503s a second under overload: ERROR_LINES_PER_S lines a second, then one line
+    saying how many were left out."""
+    now = [100.2]
+
+    async def unavailable(scope, receive, send) -> None:  # type: ignore[no-untyped-def]
+        await send({"type": "http.response.start", "status": 503, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    async def sent(message) -> None:  # type: ignore[no-untyped-def]
+        pass
+
+    middleware = RequestIdMiddleware(unavailable, "errors", clock=lambda: now[0])
+    scope = {"type": "http", "method": "POST", "path": "/v1/models/m/predict", "headers": [], "client": None}
+
+    async def requests(n: int) -> None:
+        for _ in range(n):
+            await middleware(dict(scope), None, sent)
+
+    caplog.set_level(logging.INFO, logger="app.access")
+    asyncio.run(requests(ERROR_LINES_PER_S + 30))
+    assert len(access_lines(caplog)) == ERROR_LINES_PER_S
+    now[0] = 101.0  # the next second: the tally, then its own line
+    asyncio.run(requests(1))
+    lines = access_lines(caplog)
+    assert len(lines) == ERROR_LINES_PER_S + 2
+    assert lines[-2].left_out == 30 and "30 error lines" in lines[-2].getMessage()  # type: ignore[attr-defined]
+    assert lines[-1].status == 503  # type: ignore[attr-defined]
 
 
 def test_an_unexpected_error_is_a_json_500_whose_id_is_in_the_log(
