@@ -25,11 +25,6 @@ AccessLog = Literal["off", "errors", "all"]
 ERROR_LINES_PER_S = 50
 
 
-def request_id(scope: Scope) -> str:
-    """The ID ``RequestIdMiddleware`` gave this request ("" outside it)."""
-    return scope.get("state", {}).get("request_id", "")
-
-
 def _client_id(scope: Scope) -> str | None:
     for name, value in scope["headers"]:
         if name == HEADER:
