@@ -63,6 +63,7 @@ def link_targets(text: str) -> list[str]:
 def broken_links(path: Path, text: str | None = None) -> list[str]:
     """What is wrong with the relative links of the page at path (its text read from disk unless given)."""
     text = path.read_text() if text is None else text
+    own = anchors(text)
     problems = []
     for target in link_targets(text):
         if target.startswith(EXTERNAL):
@@ -72,7 +73,7 @@ def broken_links(path: Path, text: str | None = None) -> list[str]:
         if file_part and not dest.exists():
             problems.append(f"{target}: no such file or directory")
         elif anchor and (not file_part or dest.suffix == ".md"):
-            known = anchors(text) if not file_part else anchors_of(dest)
+            known = own if not file_part else anchors_of(dest)
             if anchor not in known:
                 problems.append(f"{target}: no heading with anchor #{anchor}")
     return problems
