@@ -82,6 +82,9 @@ BOX = 20  # the digit is fitted into BOX x BOX
 CENTRE = 14.0  # MNIST centres of mass lie in [13.5, 14.5] (row/col index coordinates)
 MID_SIZE = 4 * BOX  # intermediate size of the cropped digit, where strokes are measured and thickened
 MNIST_STROKE = 0.117  # median MNIST stroke width as a fraction of the 20 px box
+# A picture under SMALL_SIDE px (a thumbnail, a digit cropped flush and small) is enlarged to it first:
+# its paper and grain cannot be measured at a few pixels, where strokes are most of the picture.
+SMALL_SIDE = 64
 MIN_CONTRAST = 0.12  # ink must stand out from the background by this much (0..1) or the canvas is empty
 # A digit under ZOOM_INK px in a picture reduced ZOOM_GAIN times or more is cut out of the picture anew:
 # it is fitted into BOX px, and from fewer its strokes have lost their shape. (A canvas of 280 px, reduced
@@ -90,6 +93,7 @@ ZOOM_INK, ZOOM_GAIN = BOX, 3
 BOX_LEVEL = 0.2  # the digit's extent: where the smoothed ink reaches this share of its peak
 GRAIN = 3.0  # residuals under GRAIN x the paper's noise (sigma) are grain, not ink
 MIN_FLOOR = 0.03  # and so are residuals under 3% of the ink's contrast (JPEG halos, leftover shading)
+FLUSH_BELOW = 0.02  # a paper surface with more of the picture's paper this far under it is not the paper
 UNEVEN = 0.06  # border patches differing by more than this: uneven light, subtract a local background
 GUIDE_LEVEL = 0.1  # a box or underline is traced on the crop where its ink (peak 1) is above this
 LOOP_CROSSINGS = 3  # a loop round a digit: its middle row and column cross ink this often or more
@@ -169,7 +173,14 @@ def _paper(x: np.ndarray) -> np.ndarray | float:
     levels = [median(part.ravel()) for side in sides for part in np.array_split(side, 3)]
     if max(levels) - min(levels) <= UNEVEN:
         return float(np.median(levels))
-    return _background(x)
+    surface = _background(x)
+    # Many pixels at the border's paper level well under the surface: ink raised it, not light (a digit
+    # cropped flush to its ink, its strokes crossing the border); the border's clean paper then. (A
+    # highlight's dip inside the picture lies deeper, and is followed later: ``highlights``.)
+    paper = min(levels)
+    if float(np.mean((x < surface - 2 * UNEVEN) & (x > paper - UNEVEN))) > FLUSH_BELOW:
+        return paper
+    return surface
 
 
 def _background(x: np.ndarray) -> np.ndarray:
@@ -192,9 +203,11 @@ def _background(x: np.ndarray) -> np.ndarray:
     return sum(c * t for c, t in zip(coef, full, strict=True)).astype(np.float32)
 
 
-def _resize(x: np.ndarray, width: int, height: int) -> np.ndarray:
+def _resize(
+    x: np.ndarray, width: int, height: int, how: Image.Resampling = Image.Resampling.LANCZOS
+) -> np.ndarray:
     img = Image.fromarray(np.ascontiguousarray(x, dtype=np.float32), "F")
-    return np.clip(np.asarray(img.resize((width, height), Image.Resampling.LANCZOS)), 0.0, 1.0)
+    return np.clip(np.asarray(img.resize((width, height), how)), 0.0, 1.0)
 
 
 def stroke_width(mask: np.ndarray) -> float:
@@ -307,11 +320,12 @@ def _denoised(x: np.ndarray, sigma: float | None = None) -> tuple[np.ndarray, fl
     return x, sigma
 
 
-def to_mnist(gray: np.ndarray) -> np.ndarray:
+def to_mnist(gray: np.ndarray, enlarge: bool = False) -> np.ndarray:
     """Gray image (any polarity, 0..1) -> MNIST-style (28, 28) float32. Raises NoInk. An uploaded picture
-    (a photo that may show the table around the sheet) goes through ``preprocess_bytes`` instead."""
+    (a photo that may show the table around the sheet) goes through ``preprocess_bytes`` instead, which
+    also ``enlarge``s one under SMALL_SIDE px first (a crop of a page, cut by ``segment``, is not)."""
     lifted = shadow_lifted(gray.astype(np.float32, copy=False))
-    return _fitted(_white_on_black(lifted), _ink_above_paper, loops=True)
+    return _fitted(_white_on_black(lifted), _ink_above_paper, loops=True, enlarge=enlarge)
 
 
 def ink_to_mnist(ink: np.ndarray) -> np.ndarray:
@@ -322,15 +336,21 @@ def ink_to_mnist(ink: np.ndarray) -> np.ndarray:
     return _fitted(ink.astype(np.float32, copy=False), _denoised, loops=False)
 
 
-def _fitted(x: np.ndarray, ink: Callable[[np.ndarray], tuple[np.ndarray, float]], loops: bool) -> np.ndarray:
+def _fitted(
+    x: np.ndarray, ink: Callable[[np.ndarray], tuple[np.ndarray, float]], loops: bool, enlarge: bool = False
+) -> np.ndarray:
     """White-on-black picture -> MNIST-style (28, 28); ``ink`` takes the paper out (and its grain);
-    ``loops``: a loop drawn round the digit is taken out too."""
+    ``loops``: a loop drawn round the digit is taken out too; ``enlarge``: a picture under SMALL_SIDE
+    px is enlarged to it first."""
     if x.shape == (SIZE, SIZE) and median(_border(x)) < 0.05:
         if float(x.max()) < MIN_CONTRAST:
             raise NoInk("no ink found: the canvas is empty")
         fast = _is_mnist_like(x)
         if fast is not None:
             return np.clip(fast, 0.0, 1.0).astype(np.float32, copy=False)
+    if enlarge and max(x.shape) < SMALL_SIDE:  # a thumbnail: looked at enlarged, as a person would
+        k = math.ceil(SMALL_SIDE / max(x.shape))
+        x = _resize(x, x.shape[1] * k, x.shape[0] * k, Image.Resampling.BICUBIC)
     x, sigma = ink(x)
     coarse, f = coarse_copy(x)
     peak = float(coarse.max())
@@ -416,7 +436,7 @@ def _digit(data: bytes, max_pixels: int, img: Image.Image, seen: np.ndarray, gra
     """``_upload`` once the surface step has made ``gray`` of the picture ``seen``."""
     box = small_writing(gray, max(full_size(img)))
     if box is None:
-        return to_mnist(gray)
+        return to_mnist(gray, enlarge=True)
     cut = cut_out(data, max_pixels, img, box, gray.shape)[0]
     # What the surface step painted in the cut is painted there too: found anew, a digit that fills the
     # cut would be taken for a sheet.
@@ -427,7 +447,7 @@ def _digit(data: bytes, max_pixels: int, img: Image.Image, seen: np.ndarray, gra
         mask = np.asarray(Image.fromarray(painted).resize(size, Image.Resampling.NEAREST))
         level = np.asarray(Image.fromarray(gray[r0:r1, c0:c1], "F").resize(size, Image.Resampling.BILINEAR))
         cut = np.where(mask, level, cut).astype(np.float32)
-    return to_mnist(cut)
+    return to_mnist(cut, enlarge=True)
 
 
 def small_writing(gray: np.ndarray, side: int, lines: bool = False) -> tuple[int, int, int, int] | None:

@@ -28,6 +28,7 @@ MIN_SHEET = 0.04  # a sheet smaller than the surface around it covers at least t
 # outline is a step: SHARP_STEP of the contrast within two coarse cells either side of it (light falling
 # off across a page is a slope, a few hundredths over those cells).
 FAINT_SHEET_CONTRAST, SHARP_STEP = 0.05, 0.6
+LIGHTER_THAN_PAPER = 0.25  # a sheet with more of its cells much lighter than its level is not paper
 WHOLE_SHEET = 0.9  # a surface all round the sheet (a desk, an app's window) runs along this much of the edge
 
 
@@ -114,6 +115,10 @@ def _surface_along_edge(
     # Nothing darker than the sheet left beside it: that dark region is the writing itself (a digit
     # cropped flush to its ink, a 7's bar along the top edge), not a table with a written sheet on it.
     if not (coarse[~surface] < level - SHEET_CONTRAST / 4).any():
+        return None
+    # Paper is the lightest thing on it: much of the "sheet" far lighter than its level is light
+    # writing on a dark ground cropped close (chalk, a white-on-black digit), the dark being the ground.
+    if float(np.mean(coarse[~surface] > level + SHEET_CONTRAST)) > LIGHTER_THAN_PAPER:
         return None
     return surface, level, table
 

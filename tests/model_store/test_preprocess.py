@@ -407,6 +407,20 @@ def test_a_digit_filling_its_picture_is_not_taken_for_the_table_around_a_sheet(d
             assert similarity(out, as_is) > 0.99, label
 
 
+@pytest.mark.parametrize("side", [10, 14, 20, 40, 200])
+@pytest.mark.parametrize("light_on_dark", [False, True])
+def test_a_digit_cropped_flush_to_its_ink_keeps_every_stroke(digits, side, light_on_dark):
+    """Cropped before sending, from a thumbnail to a photo: the frame is no longer all paper, and a small
+    picture is mostly strokes. The paper is still the paper (not a surface the strokes raise, nor a
+    table round a sheet), and no stroke is cut as grain."""
+    images, _ = digits
+    scores = []
+    for u8 in images:
+        picture = tight_crop(u8, side)
+        scores.append(similarity(prep(png_bytes(255 - picture if light_on_dark else picture)), u8 / 255.0))
+    assert np.median(scores) > 0.85 and min(scores) > 0.7, np.round(scores, 3)
+
+
 def test_a_digit_cut_from_a_page_is_preprocessed_like_the_same_page_uploaded(digits):
     """The crops /read cuts (white ink on a black margin) are never taken for a sheet on a table."""
     from model_store.segment import segment
