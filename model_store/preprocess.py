@@ -160,11 +160,13 @@ def _local_extremes(gray: np.ndarray, q: float) -> tuple[float, float]:
     return dark, light
 
 
-def _paper(x: np.ndarray) -> np.ndarray | float:
+def _paper(x: np.ndarray, flush: bool = False) -> np.ndarray | float:
     """The (dark) paper under the ink: one level when the border agrees, a smooth surface when not.
 
     A flat level never eats into a large or blurred digit; the local surface is kept for photos
-    whose light falls off across the page (the border then shows it)."""
+    whose light falls off across the page (the border then shows it). ``flush``: the picture may be one
+    digit cropped flush to its ink, whose strokes raise the surface; not a page of several (a hard
+    shadow across a number, not lifted, raises it the same way, and a flat level reads it as ink)."""
     h, w = x.shape
     b = max(1, min(h, w) // 20)
     if min(h, w) < 16:
@@ -174,6 +176,8 @@ def _paper(x: np.ndarray) -> np.ndarray | float:
     if max(levels) - min(levels) <= UNEVEN:
         return float(np.median(levels))
     surface = _background(x)
+    if not flush:
+        return surface
     # Many pixels at the border's paper level well under the surface: ink raised it, not light (a digit
     # cropped flush to its ink, its strokes crossing the border); the border's clean paper then. (A
     # highlight's dip inside the picture lies deeper, and is followed later: ``highlights``.)
@@ -296,14 +300,16 @@ def _is_mnist_like(x: np.ndarray) -> np.ndarray | None:
 def ink_above_paper(gray: np.ndarray) -> tuple[np.ndarray, float]:
     """Gray (any polarity, 0..1) -> (white-on-black ink with the paper subtracted, its grain's sigma),
     grainy paper averaged down first. Raises NoInk. The steps ``to_mnist`` takes (its 28x28 fast
-    path aside), public so that ``model_store.segment`` finds digits on the ink they are fitted from."""
+    path aside, and its paper taken for a page's, not one digit's cropped flush), public so that
+    ``model_store.segment`` finds digits on the ink they are fitted from."""
     lifted = shadow_lifted(surface_removed(gray.astype(np.float32, copy=False)))
-    return _ink_above_paper(_white_on_black(lifted))
+    return _ink_above_paper(_white_on_black(lifted), flush=False)
 
 
-def _ink_above_paper(x: np.ndarray) -> tuple[np.ndarray, float]:
-    """ink_above_paper on an image already turned white-on-black; lined or squared paper's rulings out."""
-    ink = np.clip(x - paper_under_highlights(x, _paper(x)), 0.0, None)
+def _ink_above_paper(x: np.ndarray, flush: bool = True) -> tuple[np.ndarray, float]:
+    """ink_above_paper on an image already turned white-on-black (``flush``: it may be one digit
+    cropped flush to its ink, see ``_paper``); lined or squared paper's rulings out."""
+    ink = np.clip(x - paper_under_highlights(x, _paper(x, flush)), 0.0, None)
     sigma = noise_sigma(ink)
     return _denoised(rulings_removed(ink, max(2 * MIN_FLOOR, GRAIN * sigma)), sigma)
 
