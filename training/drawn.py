@@ -190,6 +190,13 @@ def png_bytes(img: Image.Image) -> bytes:
     return buf.getvalue()
 
 
+def ink_upload(ink: np.ndarray, size: int) -> bytes:
+    """A white-on-black picture (a dataset's, uint8) as a person would send it: a dark-on-white PNG
+    ``size`` px across (enlarged bilinearly when it is not that size already)."""
+    img = Image.fromarray(255 - ink)
+    return png_bytes(img if size == img.width else img.resize((size, size), Image.Resampling.BILINEAR))
+
+
 def jitter(strokes: list[Stroke], rng: np.random.Generator, *, scale: tuple[float, float] = (0.6, 1.1),
            degrees: float = 12.0, shear: float = 0.2, noise: float = 0.006) -> list[Stroke]:  # fmt: skip
     """A random affine about the pad centre, a random position that stays on the pad, point noise."""

@@ -16,11 +16,10 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-from PIL import Image
 
 from model_store.serving import ServingHead
 
-from .drawn import png_bytes
+from .drawn import ink_upload
 from .evaluate import preprocess_uploads, served_answers
 
 log = logging.getLogger("training")
@@ -41,12 +40,7 @@ def load_optdigits() -> tuple[np.ndarray, np.ndarray] | None:
 def optdigits_uploads(ink: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     """(N, 8, 8) ink -> model inputs (N, 28, 28) and a mask of the pictures refused as empty, each sent
     as a dark-on-white PNG ``size`` px across."""
-
-    def upload(digit: np.ndarray) -> bytes:
-        img = Image.fromarray(255 - digit)
-        return png_bytes(img if size == img.width else img.resize((size, size), Image.Resampling.BILINEAR))
-
-    return preprocess_uploads((upload(d) for d in ink), len(ink))
+    return preprocess_uploads((ink_upload(d, size) for d in ink), len(ink))
 
 
 def optdigits_check(heads: dict[str, ServingHead], limit: int | None = None) -> dict | None:
@@ -57,7 +51,7 @@ def optdigits_check(heads: dict[str, ServingHead], limit: int | None = None) -> 
         log.info("skipping the optdigits check (real digits by other writers, 8x8): pip install scikit-learn")
         return None
     ink, labels = (part[:limit] for part in loaded)
-    result: dict = {"digits": len(labels)}
+    result: dict = {"digits": len(labels), "sizes": {}}
     for size in UPLOAD_SIZES:
         x, refused = optdigits_uploads(ink, size)
         row: dict = {"refused": int(refused.sum()), "read": {}, "not_a_digit": {}}
@@ -67,7 +61,7 @@ def optdigits_check(heads: dict[str, ServingHead], limit: int | None = None) -> 
             row["not_a_digit"][m] = float((not_digit & ~refused).mean())
             log.info("optdigits %2d px %s reads %.1f%% (not a digit %.1f%%, %d refused)", size, m,
                      100 * row["read"][m], 100 * row["not_a_digit"][m], row["refused"])  # fmt: skip
-        result[f"{size}px"] = row
+        result["sizes"][f"{size}px"] = row
     return result
 
 
@@ -78,7 +72,6 @@ def markdown(result: dict, models: list[str]) -> str:
         f"| {size}, dark on white | "
         + " | ".join(f"{100 * row['read'][m]:.1f}% / {100 * row['not_a_digit'][m]:.1f}%" for m in models)
         + " |"
-        for size, row in result.items()
-        if size != "digits"
+        for size, row in result["sizes"].items()
     ]
     return "\n".join([head, f"|---|{'---:|' * len(models)}", *rows])

@@ -19,12 +19,11 @@ import logging
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 
 from model_store.serving import ServingHead
 
 from .data import FASHION_LABELS, DatasetNotFoundError, load_split
-from .drawn import png_bytes
+from .drawn import ink_upload
 from .evaluate import preprocess_uploads, served_answers
 
 log = logging.getLogger("training")
@@ -32,15 +31,10 @@ log = logging.getLogger("training")
 UPLOAD_SIZES = (28, 112)  # px
 
 
-def _upload(item: np.ndarray, size: int) -> bytes:
-    img = Image.fromarray(255 - item)
-    return png_bytes(img if size == img.width else img.resize((size, size), Image.Resampling.BILINEAR))
-
-
 def fashion_uploads(items: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     """(N, 28, 28) uint8 items, white on black as stored -> model inputs (N, 28, 28) and a mask of the
     pictures the preprocessing refused (no ink found: the service answers 422, not a digit either)."""
-    return preprocess_uploads((_upload(item, size) for item in items), len(items))
+    return preprocess_uploads((ink_upload(item, size) for item in items), len(items))
 
 
 def fashion_check(heads: dict[str, ServingHead], data_root: Path, limit: int, seed: int) -> dict | None:
