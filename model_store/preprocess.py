@@ -94,6 +94,7 @@ BOX_LEVEL = 0.2  # the digit's extent: where the smoothed ink reaches this share
 GRAIN = 3.0  # residuals under GRAIN x the paper's noise (sigma) are grain, not ink
 MIN_FLOOR = 0.03  # and so are residuals under 3% of the ink's contrast (JPEG halos, leftover shading)
 FLUSH_BELOW = 0.02  # a paper surface with more of the picture's paper this far under it is not the paper
+PAPER_FLOOR = 0.1  # a border patch's paper under strokes that cross it: this quantile of its pixels
 UNEVEN = 0.06  # border patches differing by more than this: uneven light, subtract a local background
 GUIDE_LEVEL = 0.1  # a box or underline is traced on the crop where its ink (peak 1) is above this
 LOOP_CROSSINGS = 3  # a loop round a digit: its middle row and column cross ink this often or more
@@ -165,8 +166,9 @@ def _paper(x: np.ndarray, flush: bool = False) -> np.ndarray | float:
 
     A flat level never eats into a large or blurred digit; the local surface is kept for photos
     whose light falls off across the page (the border then shows it). ``flush``: the picture may be one
-    digit cropped flush to its ink, whose strokes raise the surface; not a page of several (a hard
-    shadow across a number, not lifted, raises it the same way, and a flat level reads it as ink)."""
+    digit cropped flush to its ink, whose strokes raise the surface. On a page of several (not
+    ``flush``) a hard shadow across a number, not lifted, raises it the same way, and a flat level would
+    read the shadow as ink: there the border must also show paper under its patches (``_floors_agree``)."""
     h, w = x.shape
     b = max(1, min(h, w) // 20)
     if min(h, w) < 16:
@@ -176,15 +178,24 @@ def _paper(x: np.ndarray, flush: bool = False) -> np.ndarray | float:
     if max(levels) - min(levels) <= UNEVEN:
         return float(np.median(levels))
     surface = _background(x)
-    if not flush:
-        return surface
     # Many pixels at the border's paper level well under the surface: ink raised it, not light (a digit
-    # cropped flush to its ink, its strokes crossing the border); the border's clean paper then. (A
-    # highlight's dip inside the picture lies deeper, and is followed later: ``highlights``.)
+    # or a number cropped flush to its ink, its strokes crossing the border); the border's clean paper
+    # then. (A highlight's dip inside the picture lies deeper, and is followed later: ``highlights``.)
     paper = min(levels)
-    if float(np.mean((x < surface - 2 * UNEVEN) & (x > paper - UNEVEN))) > FLUSH_BELOW:
+    raised = float(np.mean((x < surface - 2 * UNEVEN) & (x > paper - UNEVEN))) > FLUSH_BELOW
+    if raised and (flush or _floors_agree(sides)):
         return paper
     return surface
+
+
+def _floors_agree(sides: tuple[np.ndarray, ...]) -> bool:
+    """The border's patches show the same paper between whatever crosses them, all but one (a stroke
+    may run along a third of a side): strokes cross a patch and leave paper beside them, while a shadow
+    or light falling off darkens patches through and through, and never one alone (a shadow's edge
+    crosses the picture, so it darkens a corner's two patches at least)."""
+    patches = [part for side in sides for part in np.array_split(side, 3)]
+    floors = sorted(float(np.quantile(part, PAPER_FLOOR)) for part in patches)
+    return floors[-2] - floors[0] <= UNEVEN
 
 
 def _background(x: np.ndarray) -> np.ndarray:

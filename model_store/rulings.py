@@ -58,6 +58,8 @@ def _lines_removed(
     grid, origin, gap = _evenly_spaced(is_line, max_width)
     if grid:  # at a steep tilt the picture's corners cut rulings short: follow the grid out to them
         grid = _whole_rulings(on, shift, reach, grid, origin, gap, max_width)
+    if grid and margin and beneath is None and not _longer_than_writing(x, shift, reach, grid):
+        grid = []  # upright lines without a ruled page's rows: the stems of 1s and 4s standing in a row
     lines = grid + (_margin_line(x, shift, reach, is_line, max_width, grid) if margin else [])
     if not lines:
         return x, None
@@ -229,16 +231,20 @@ def _margin_line(
         for a, b in zip(starts[thin], ends[thin], strict=True)
         if not any(a <= last and first <= b for first, last in grid)  # off the grid's rulings
     ]
-    if not lines:
-        return []
+    return lines if lines and _longer_than_writing(x, shift, reach, lines + grid) else []
+
+
+def _longer_than_writing(x: np.ndarray, shift: np.ndarray, reach: int, lines: list[tuple[int, int]]) -> bool:
+    """In the transposed picture x: ``lines`` (edge to edge) are NUMBER_REACH times as long as the
+    writing off them is tall; False when there is no writing (the lines may be the digits)."""
     on_lines = np.zeros_like(x, dtype=bool)
-    for first, last in lines + grid:
+    for first, last in lines:
         mark_rows(on_lines, shift, first - reach - 1, last - reach + 1)
     ys, xs = np.nonzero((x > WRITING * float(x.max())) & ~on_lines)
     if ys.size == 0:
-        return []
+        return False
     tall = float(np.quantile(xs, 0.99) - np.quantile(xs, 0.01)) + 1.0  # the picture's rows; specks aside
-    return lines if x.shape[1] >= NUMBER_REACH * tall else []
+    return x.shape[1] >= NUMBER_REACH * tall
 
 
 def mark_rows(mask: np.ndarray, shift: np.ndarray, first: int, last: int) -> None:

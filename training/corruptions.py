@@ -560,22 +560,32 @@ def glare(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     return _encode(Image.fromarray(_u8(page)).convert("RGB"), "JPEG", quality=int(rng.integers(75, 93)))
 
 
-def tight_crop(u8: np.ndarray, rng: np.random.Generator) -> bytes:
-    """The picture cropped flush to the ink, as people crop before sending: each edge on the
-    outermost ink or up to 2% inside or outside it, the crop's longer side 10-240 px (a thumbnail to a
-    photo; half of them under 64), paper a little off white (one in four light ink on a dark ground
-    instead), PNG or JPEG. The digit's strokes touch the frame on most sides, so the frame is no longer
-    all paper."""
-    side = 4 * 28  # drawn large, then reduced: the crop's edges fall between MNIST pixels
-    ink = _ink(u8, side)
+def flush_box(
+    ink: np.ndarray, rng: np.random.Generator, scale: float | None = None
+) -> tuple[int, int, int, int]:
+    """(left, top, right, bottom) of a crop flush to the ink (coverage > 0.2), as people crop before
+    sending: each edge on the outermost ink or up to 2% of ``scale`` (default: the frame's longer side;
+    a number's: its height, not its length) inside or outside it, clipped to the frame."""
     rows, cols = np.flatnonzero(ink.max(axis=1) > 0.2), np.flatnonzero(ink.max(axis=0) > 0.2)
-    jitter = rng.uniform(-0.02, 0.02, 4) * side
+    h, w = ink.shape
+    jitter = rng.uniform(-0.02, 0.02, 4) * (max(h, w) if scale is None else scale)
     r0, r1 = round(rows[0] + jitter[0]), round(rows[-1] + 1 - jitter[1])
     c0, c1 = round(cols[0] + jitter[2]), round(cols[-1] + 1 - jitter[3])
+    return max(0, c0), max(0, r0), min(w, max(c1, c0 + 1)), min(h, max(r1, r0 + 1))
+
+
+def tight_crop(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """The picture cropped flush to the ink (``flush_box``), as people crop before sending, the crop's
+    longer side 10-240 px (a thumbnail to a photo; half of them under 64), paper a little off white (one
+    in four light ink on a dark ground instead), PNG or JPEG. The digit's strokes touch the frame on most
+    sides, so the frame is no longer all paper."""
+    side = 4 * 28  # drawn large, then reduced: the crop's edges fall between MNIST pixels
+    ink = _ink(u8, side)
+    box = flush_box(ink, rng)
     paper = rng.uniform(0.85, 1.0)
     page = _page(ink, paper, rng.uniform(0.0, 0.25))
     page = Image.fromarray(_u8(1.0 - page if rng.random() < 0.25 else page))
-    crop = page.crop((max(0, c0), max(0, r0), min(side, c1), min(side, r1)))
+    crop = page.crop(box)
     long = int(rng.integers(10, 64)) if rng.random() < 0.5 else int(rng.integers(64, 241))
     f = long / max(crop.size)
     crop = crop.resize((max(1, round(crop.width * f)), max(1, round(crop.height * f))), Image.LANCZOS)

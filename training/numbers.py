@@ -16,7 +16,9 @@ Families, each a list of (gray uint8 picture, the number's text), 1-8 digits:
   typeset (one in four);
 - ``turned_forms``: ``forms`` photographed turned 2-8 degrees either way;
 - ``page_scans``: the pen strokes 0.6-1.5 cm tall on a whole page scanned at 150-300 dpi (A5 or A4, up to
-  2480x3508), gray with grain, or thresholded to two levels in one scan of three.
+  2480x3508), gray with grain, or thresholded to two levels in one scan of three;
+- ``cropped``: the pen strokes cropped flush to their ink before sending (the strokes cross the border),
+  at 35-100% of the pad's size, light on dark in one of five.
 
 ``fit-reader`` fits on ``DIGIT_FAMILIES``: digits alone, on level pages.
 """
@@ -31,7 +33,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
-from .corruptions import page_format, ruling_lines, scanned, sheet_mask
+from .corruptions import flush_box, page_format, ruling_lines, scanned, sheet_mask
 
 # STROKE_FRACTION: the pen's width as a share of the pad's height, as app/static/pad.js draws
 from .drawn import STROKE_FRACTION, draw_paths
@@ -40,7 +42,7 @@ Stroke = list[tuple[float, float]]
 Sample = tuple[np.ndarray, str]
 
 DIGIT_FAMILIES = ("mnist", "strokes", "touching", "fonts", "photos", "forms", "notebook")
-FAMILIES = (*DIGIT_FAMILIES, "marks", "turned_forms", "page_scans")
+FAMILIES = (*DIGIT_FAMILIES, "marks", "turned_forms", "page_scans", "cropped")
 PAD_HEIGHT = 280  # the wide pad on the page is 3:1 at this height
 PAD_WIDTH = 840
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
@@ -433,6 +435,20 @@ def random_marked(rng: np.random.Generator) -> str:
     return f"{a}-{a + int(rng.integers(1, 100))}"  # a range
 
 
+def cropped_number(text: str, rng: np.random.Generator) -> np.ndarray:
+    """The pen strokes cropped flush to their ink (``corruptions.flush_box``: each edge on the outermost
+    ink or up to 2% of the writing's height inside or outside it), shown at 35-100% of the pad's size,
+    light on dark in one of five."""
+    pen = stroke_number(text, rng)
+    ink = (255.0 - pen) / 255.0
+    rows = np.flatnonzero(ink.max(axis=1) > 0.2)
+    crop = Image.fromarray(pen).crop(flush_box(ink, rng, scale=rows[-1] - rows[0] + 1))
+    f = rng.uniform(0.35, 1.0)
+    size = (max(1, round(crop.width * f)), max(1, round(crop.height * f)))
+    out = np.asarray(crop.resize(size, Image.Resampling.LANCZOS))
+    return 255 - out if rng.random() < 0.2 else out
+
+
 def make_family(
     family: str, count: int, seed: int = 0, mnist: tuple[np.ndarray, np.ndarray] | None = None
 ) -> list[Sample]:
@@ -461,6 +477,8 @@ def make_family(
         make = lambda t: font_number(t, rng) if rng.random() < 0.25 else marked_number(t, rng)  # noqa: E731
     elif family == "page_scans":
         make = lambda t: page_scan_number(t, rng)  # noqa: E731
+    elif family == "cropped":
+        make = lambda t: cropped_number(t, rng)  # noqa: E731
     else:
         raise ValueError(f"unknown family {family!r}; choose from {FAMILIES}")
     out = []

@@ -135,6 +135,24 @@ def test_a_number_with_a_shadow_across_it_is_read(reader: TestClient, name: str)
 
 
 @pytest.mark.parametrize("name", ["cnn-mnist", "vit-mnist"])
+def test_a_number_cropped_flush_to_its_ink_is_read(reader: TestClient, name: str) -> None:
+    """Cropped to the ink before sending, at the size it was written: the strokes cross the border.
+    Before, 25 (cnn) and 24 (vit) of these 30 read exactly: the paper's surface rose with the strokes of
+    a digit alone and faded them (a 6 read as 1), and the stems of 1s and 4s, running edge to edge,
+    were taken for squared paper's rulings and went."""
+    rng = np.random.default_rng(5)
+    texts = [str(n) for n in rng.integers(0, 10, 6)] + [str(n) for n in rng.integers(10, 1_000_000, 24)]
+    read = []
+    for seed, text in enumerate(texts):
+        pen = stroke_number(text, np.random.default_rng(seed))  # dark on white
+        ys, xs = np.nonzero(pen < 128)
+        body = png_bytes(pen[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1])
+        read.append(reader.post(f"/v1/models/{name}/read", content=body,
+                                headers={"Content-Type": "image/png"}).json().get("text"))  # fmt: skip
+    assert sum(r == t for r, t in zip(read, texts, strict=True)) >= 29, list(zip(read, texts, strict=True))
+
+
+@pytest.mark.parametrize("name", ["cnn-mnist", "vit-mnist"])
 @pytest.mark.parametrize(("text", "seed"), [("2026", 0), ("417", 3)])
 def test_a_circled_number_is_read_without_its_circle(
     reader: TestClient, name: str, text: str, seed: int

@@ -95,6 +95,19 @@ def test_long_strokes_that_are_not_a_grid_are_left_alone(rows):
     assert rulings_removed(ink, 0.06) is ink
 
 
+def test_upright_stems_in_a_row_without_ruled_rows_are_writing():
+    """A number cropped flush to its ink: the stems of its 1s and 4s run from edge to edge, thin once the
+    picture is reduced and about evenly spaced, as squared paper's upright rulings do. Without rows ruled
+    across them, and no longer than the writing beside them is tall, they are digits' strokes (they
+    went, and "401530" read as 40530)."""
+    ink = np.zeros((60, 240), np.float32)
+    for x in (30, 90, 150, 210):
+        ink[:, x : x + 3] = 0.9  # a 1
+        ink[4:56, x + 15 : x + 18] = ink[4:56, x + 40 : x + 43] = 0.9  # a 0 beside it
+        ink[4:7, x + 15 : x + 43] = ink[53:56, x + 15 : x + 43] = 0.9
+    assert rulings_removed(ink, 0.06) is ink
+
+
 def test_thick_evenly_spaced_bars_are_not_rulings():
     """Rulings are printed thin; bars as wide as a marker's stroke, even evenly spaced, are writing."""
     ink = lines_map([10, 45, 80], width=10)

@@ -6,9 +6,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from training.cli import main
+from training.numbers import make_family
 
 
 def test_read_eval_prints_the_reads_and_the_hints(shipped_store: Path, capsys) -> None:
@@ -25,6 +27,21 @@ def test_read_eval_prints_the_reads_and_the_hints(shipped_store: Path, capsys) -
     assert "hinted right / wrong" in out
     for family in ("strokes", "fonts", "letters", "scribbles", "drawn digits"):
         assert re.search(rf"^\| {family} \|", out, re.MULTILINE), (family, out)
+
+
+def test_the_cropped_family_is_cut_flush_to_the_ink_either_polarity() -> None:
+    samples = make_family("cropped", 20, seed=0)
+    assert [t for _, t in samples] == [t for _, t in make_family("cropped", 20, seed=0)]
+    light_on_dark = 0
+    for img, text in samples:
+        ground = np.median(np.concatenate([img[0], img[-1], img[:, 0], img[:, -1]]))
+        light_on_dark += ground < 128
+        ink = np.abs(img.astype(np.float32) - (0 if ground < 128 else 255)) > 100
+        rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+        margin = 0.05 * img.shape[0] + 1  # 2% of the writing's height, and the resampling's blur
+        assert rows[0] <= margin and img.shape[0] - 1 - rows[-1] <= margin, text
+        assert cols[0] <= margin and img.shape[1] - 1 - cols[-1] <= margin, text
+    assert 0 < light_on_dark < len(samples)
 
 
 def test_hints_are_measured_on_the_served_split_only(shipped_store: Path) -> None:
