@@ -57,7 +57,9 @@ function hideBanner() {
 }
 
 function updateBusy() {
-  app.dataset.busy = String(state.timer !== 0 || state.inflight > 0 || !state.ready);
+  // Mid-stroke counts as busy: an answer to part of a stroke is not the answer to the drawing.
+  const waiting = state.timer !== 0 || state.inflight > 0 || !state.ready || pad.isDrawing();
+  app.dataset.busy = String(waiting);
   app.dataset.generation = String(state.generation);
 }
 

@@ -30,6 +30,11 @@ export class Pad extends EventTarget {
     return this.items.length === 0;
   }
 
+  /** A stroke is under way (the pen is down): more of the drawing is coming. */
+  isDrawing() {
+    return this.activeId !== null;
+  }
+
   strokeCount() {
     return this.items.filter((it) => it.kind === "stroke").length;
   }
