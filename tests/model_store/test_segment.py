@@ -14,8 +14,8 @@ from model_store import segment as segment_module
 from model_store.preprocess import NoInk, ink_to_mnist, to_mnist
 from model_store.reading import WEIGHTS, candidates, choose, shortfall
 from model_store.segment import TooManyDigits, read_page, segment
-from testkit.digits import HEIGHT, rows_for, similarity, write
-from training.numbers import FONT_DIR, digit_strokes, make_family, stroke_number
+from testkit.digits import HEIGHT, number_cropped_flush, rows_for, similarity, write
+from training.numbers import FONT_DIR, digit_strokes, make_family
 
 
 def open_four() -> list[list[tuple[float, float]]]:
@@ -44,9 +44,7 @@ def test_a_number_cropped_flush_to_its_ink_keeps_every_stroke() -> None:
     rng = np.random.default_rng(5)
     texts = [str(n) for n in rng.integers(0, 10, 6)] + [str(n) for n in rng.integers(10, 1000, 6)]
     for seed, text in enumerate(texts):
-        pen = stroke_number(text, np.random.default_rng(seed))  # dark on white
-        ys, xs = np.nonzero(pen < 128)
-        flush = pen[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1].astype(np.float32) / 255
+        flush = number_cropped_flush(text, seed).astype(np.float32) / 255
         cropped, framed = segment(flush), segment(np.pad(flush, 24, constant_values=1.0))
         assert len(cropped) == len(framed) == len(text)
         for a, b in zip(cropped, framed, strict=True):
