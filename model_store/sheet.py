@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from .components import label_components
 from .imageops import (
     coarse_copy,
     dilate3,
@@ -30,6 +31,11 @@ MIN_SHEET = 0.04  # a sheet smaller than the surface around it covers at least t
 FAINT_SHEET_CONTRAST, SHARP_STEP = 0.05, 0.6
 LIGHTER_THAN_PAPER = 0.25  # a sheet with more of its cells much lighter than its level is not paper
 WHOLE_SHEET = 0.9  # a surface all round the sheet (a desk, an app's window) runs along this much of the edge
+PEN_BEYOND = 0.25  # a stroke this much of which lies beyond the surface's core is writing on the sheet
+
+# What the searches find: the surface's coarse cells grown over the sheet's blurred edge, the surface
+# itself (its core), the sheet's level and the surface's.
+Found = tuple[np.ndarray, np.ndarray, float, float]
 
 
 def surface_removed(gray: np.ndarray) -> np.ndarray:
@@ -52,23 +58,50 @@ def surface_removed(gray: np.ndarray) -> np.ndarray:
         found, edge, fill = _surface_along_edge(coarse, level, FAINT_SHEET_CONTRAST), 0.2, _inpaint
     if found is None:
         return gray
-    surface, level, table = found
+    surface, core, level, table = found
+    # The fill continues the paper, not the writing: ink beside the surface, spread ring by ring over
+    # it, leaves a streak that reads as a stroke.
+    writing = coarse < level - SHEET_CONTRAST / 4
     # The frame's edge too, where the last specks of the surface hide: no digit sits there.
     surface |= frame(surface.shape, 3)
+    core |= frame(surface.shape, 3)
     full = upsample(surface, f, gray.shape)
     # The coarse mask misses slivers thinner than a coarse pixel (along a tilted sheet's edge): grow it
     # at full resolution over what is still darker than the sheet, within one more coarse pixel.
     reach = upsample(dilate3(surface), f, gray.shape)
-    darker = reach & (gray < upsample(fill(coarse, ~surface), f, gray.shape) - edge * (level - table))
+    darker = reach & (
+        gray < upsample(fill(coarse, ~surface & ~writing), f, gray.shape) - edge * (level - table)
+    )
     for _ in range(f):
         grown = dilate3(full) & (darker | full)
         if np.array_equal(grown, full):
             break
         full = grown
-    # The sheet's level painted over all of it, continued from the coarse cells untouched by the surface.
+    # The sheet's level painted over all of it, continued from the coarse cells untouched by the surface,
+    # except the writing that reaches it (``_pen``).
     h, w = surface.shape
     touched = full[: h * f, : w * f].reshape(h, f, w, f).any(axis=(1, 3))
-    return np.where(full, upsample(fill(coarse, ~touched), f, gray.shape), gray)
+    paint = full & ~_pen(gray, full, upsample(core, f, gray.shape), table - SHEET_CONTRAST / 2)
+    return np.where(paint, upsample(fill(coarse, ~touched & ~writing), f, gray.shape), gray)
+
+
+def _pen(gray: np.ndarray, full: np.ndarray, core: np.ndarray, darker_than: float) -> np.ndarray:
+    """The writing within the surface's mask ``full``: strokes darker than the surface (under
+    ``darker_than``) with PEN_BEYOND of their pixels beyond its ``core``, in the band it was grown by
+    over the sheet's blurred edge or on the sheet: a stroke written up to the sheet's edge, or into a
+    shadow taken for a table. What lies on the table (a pen, an app's buttons) lies within the core, but
+    for an end that may reach the sheet's edge."""
+    dark = gray < darker_than
+    rows, cols = np.nonzero(full & dark)
+    if not rows.size:
+        return np.zeros_like(full)
+    box = (slice(max(rows.min() - 1, 0), rows.max() + 2), slice(max(cols.min() - 1, 0), cols.max() + 2))
+    labels, n = label_components(dark[box])
+    size = np.bincount(labels.ravel(), minlength=n + 1)
+    beyond = np.bincount(labels[~core[box]], minlength=n + 1)
+    pen = np.zeros_like(full)
+    pen[box] = (beyond >= PEN_BEYOND * size)[labels] & (labels > 0)
+    return pen & full
 
 
 def _filled(mask: np.ndarray) -> np.ndarray:
@@ -83,15 +116,13 @@ def _filled(mask: np.ndarray) -> np.ndarray:
     return filled
 
 
-def _surface_along_edge(
-    coarse: np.ndarray, level: float, contrast: float
-) -> tuple[np.ndarray, float, float] | None:
+def _surface_along_edge(coarse: np.ndarray, level: float, contrast: float) -> Found | None:
     """The sheet is the picture's dominant level (``level``). The surface is what is darker than the
     sheet by ``contrast`` (under SHEET_CONTRAST only across a sharp outline), runs along the picture's
     edge unbroken for at least 15% of it, is thicker than a pen stroke, and has nothing written on it
     darker than itself (that is a shadow across the page, lifted by ``shadows``) unless it lies all round
     the sheet; strokes (also dark, but thin, and touching the edge rarely and briefly) are left alone.
-    -> (the surface's coarse cells, the sheet's level, the surface's level) or None."""
+    -> ``Found`` or None."""
     dark = coarse < level - contrast
     edge = frame(dark.shape)
     if dark[edge].mean() < 0.15:
@@ -110,7 +141,8 @@ def _surface_along_edge(
         surface[edge].mean() >= WHOLE_SHEET and _sharp_outline(coarse, ~surface, table, level)
     ):
         return None
-    for _ in range(3):  # its full extent again (the erosion undone), and the sheet's blurred, shaded edge
+    core = surface = dilate3(surface)  # its full extent again (the erosion undone) ...
+    for _ in range(2):  # ... and the sheet's blurred, shaded edge
         surface = dilate3(surface)
     # Nothing darker than the sheet left beside it: that dark region is the writing itself (a digit
     # cropped flush to its ink, a 7's bar along the top edge), not a table with a written sheet on it.
@@ -120,12 +152,12 @@ def _surface_along_edge(
     # writing on a dark ground cropped close (chalk, a white-on-black digit), the dark being the ground.
     if float(np.mean(coarse[~surface] > level + SHEET_CONTRAST)) > LIGHTER_THAN_PAPER:
         return None
-    return surface, level, table
+    return surface, core, level, table
 
 
-def _small_sheet(coarse: np.ndarray, level: float) -> tuple[np.ndarray, float, float] | None:
+def _small_sheet(coarse: np.ndarray, level: float) -> Found | None:
     """A sheet smaller than the surface around it, so that the surface is the dominant level
-    (``level``): -> (the surface's coarse cells, the sheet's level, the surface's level) or None.
+    (``level``): -> ``Found`` or None.
 
     The sheet is the region much lighter than the dominant level (SHEET_CONTRAST; a pale desk's sheet
     less, across a sharp outline) around its brightest cell well inside such a region, with the marks it
@@ -164,7 +196,7 @@ def _small_sheet(coarse: np.ndarray, level: float) -> tuple[np.ndarray, float, f
     if not (coarse[inside] < sheet_level - SHEET_CONTRAST / 4).any():  # nothing written on it
         return None
     # grown by a cell over the sheet's blurred edge: the rest of it is left to the full resolution
-    return dilate3(~sheet), sheet_level, median(coarse[~sheet])
+    return dilate3(~sheet), ~sheet, sheet_level, median(coarse[~sheet])
 
 
 def _sharp_outline(coarse: np.ndarray, sheet: np.ndarray, low: float, high: float) -> bool:

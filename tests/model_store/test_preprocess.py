@@ -478,6 +478,39 @@ def test_a_note_smaller_than_the_table_around_it_is_read_as_if_on_a_white_page(d
         assert np.median(scores) > 0.95 and min(scores) > 0.85, (share, np.round(scores, 3))
 
 
+def written_up_to_the_tables_edge(u8: np.ndarray, gap: int, seed: int) -> tuple[bytes, bytes]:
+    """A phone photo (800x600) of a sheet with a grained table along its left side, the digit written
+    ``gap`` px from the sheet's edge; and the same digit on a sheet filling the frame. Blur, grain, JPEG."""
+    rng = np.random.default_rng(seed)
+    height, width = 600, 800
+    edge, d = int(rng.uniform(0.2, 0.35) * width), int(rng.uniform(0.4, 0.55) * height)
+    digit = upscale(u8, d)
+    y, x = int(rng.uniform(0.15, 0.85) * (height - d)), edge + gap - int(np.flatnonzero(digit.max(0) > 60)[0])
+    on_sheet = np.full((height, width), 235.0)
+    on_sheet[y : y + d, x : x + d] *= 1 - 0.85 * digit / 255.0
+    by_table = on_sheet.copy()
+    by_table[:, :edge] = 255 * 0.45 * (1 + 0.05 * rng.normal(0, 1, (height, edge)))
+
+    def photo(picture: np.ndarray) -> bytes:
+        noisy = np.clip(picture + rng.normal(0, 3, picture.shape), 0, 255).astype(np.uint8)
+        return png_bytes(Image.fromarray(noisy).filter(ImageFilter.GaussianBlur(1.0)), fmt="JPEG", quality=90)
+
+    return photo(by_table), photo(on_sheet)
+
+
+@pytest.mark.parametrize("gap", [4, 15, 30])
+def test_a_digit_written_up_to_the_sheets_edge_keeps_its_strokes(digits, gap):
+    """The table is painted over with the band over the sheet's blurred edge, but the strokes in that
+    band, darker than the table, are the pen's: they stay, and the paper continued over the table is
+    paper, not the ink beside it spread into a streak. (Before: medians 0.42-0.92, single digits down to
+    0.22.) Written against the edge, the digit makes the table look written on (a shadow): not here."""
+    images, _ = digits
+    scores = [
+        similarity(*map(prep, written_up_to_the_tables_edge(u8, gap, seed))) for seed, u8 in enumerate(images)
+    ]
+    assert np.median(scores) > 0.9 and min(scores) > 0.85, np.round(scores, 3)
+
+
 def sheet_on_a_pale_desk(
     u8: np.ndarray, seed: int, desk: float | None, shadow: float = 0.0, falloff: float = 0.15
 ) -> bytes:
