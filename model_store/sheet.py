@@ -63,8 +63,8 @@ def surface_removed(gray: np.ndarray) -> np.ndarray:
     # it, leaves a streak that reads as a stroke.
     writing = coarse < level - SHEET_CONTRAST / 4
     # The frame's edge too, where the last specks of the surface hide: no digit sits there.
-    surface |= frame(surface.shape, 3)
-    core |= frame(surface.shape, 3)
+    border = frame(surface.shape, 3)
+    surface, core = surface | border, core | border
     full = upsample(surface, f, gray.shape)
     # The coarse mask misses slivers thinner than a coarse pixel (along a tilted sheet's edge): grow it
     # at full resolution over what is still darker than the sheet, within one more coarse pixel.
@@ -86,7 +86,7 @@ def surface_removed(gray: np.ndarray) -> np.ndarray:
 
 
 def _pen(gray: np.ndarray, full: np.ndarray, core: np.ndarray, darker_than: float) -> np.ndarray:
-    """The writing within the surface's mask ``full``: strokes darker than the surface (under
+    """The writing that reaches into the surface's mask ``full``: strokes darker than the surface (under
     ``darker_than``) with PEN_BEYOND of their pixels beyond its ``core``, in the band it was grown by
     over the sheet's blurred edge or on the sheet: a stroke written up to the sheet's edge, or into a
     shadow taken for a table. What lies on the table (a pen, an app's buttons) lies within the core, but
@@ -101,7 +101,7 @@ def _pen(gray: np.ndarray, full: np.ndarray, core: np.ndarray, darker_than: floa
     beyond = np.bincount(labels[~core[box]], minlength=n + 1)
     pen = np.zeros_like(full)
     pen[box] = (beyond >= PEN_BEYOND * size)[labels] & (labels > 0)
-    return pen & full
+    return pen
 
 
 def _filled(mask: np.ndarray) -> np.ndarray:
