@@ -22,7 +22,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .rulings import MAX_TILT_DEG, NUMBER_REACH, RULING_TILT_DEG, mark_rows, runs, straightest_rows
+from .rulings import (
+    MAX_TILT_DEG,
+    MIN_RULINGS,
+    NUMBER_REACH,
+    RULING_TILT_DEG,
+    mark_rows,
+    runs,
+    straightest_rows,
+)
 
 EDGE_COVER = 0.9  # a guide has ink along at least this share of the crop's side
 MAX_THICK = 0.12  # and is at most this share of the crop's longer side thick (a marker's frame)
@@ -35,6 +43,8 @@ MIN_REST = 0.1  # the writing holds at least this share of the ink (an empty box
 OUTSIDE = 0.02  # at most this share of the ink lies beyond a guide (it is the crop's border)
 MIN_SIDE = 24  # smaller crops are taken as they are
 WALL_COVER = 0.9  # a side between boxes has ink along this share of the rows between their lines
+MIN_PITCH = 0.4  # the sides of a row of boxes are at least this share of their height apart ...
+PITCH_PX, PITCH_SHARE = 1.5, 0.06  # ... each within this many pixels (or share of the pitch) of it
 STRAIGHT_SHARE, STRAIGHT_PX = 0.7, 3.0  # a line searched at a photo's tilt: this share of its edge
 # lies within this many pixels of a straight line
 
@@ -53,23 +63,33 @@ def guides_removed(ink: np.ndarray, level: float) -> np.ndarray:
     return _guides_removed(ink, ink > level, level)
 
 
-def _guides_removed(ink: np.ndarray, on: np.ndarray, level: float, tilt: float = MAX_TILT_DEG) -> np.ndarray:
+def _guides_removed(
+    ink: np.ndarray, on: np.ndarray, level: float, tilt: float = MAX_TILT_DEG, faint: np.ndarray | None = None
+) -> np.ndarray:
     """``guides_removed`` with the ink's mask (``on``) already made, lines searched within ``tilt``
-    degrees of level."""
+    degrees of level; ``faint``: a mask of the faint ink too, where the lines ``on`` lacks are searched
+    once it shows one."""
     if min(on.shape) < MIN_SIDE:
         return ink
     turned, across = tilt > MAX_TILT_DEG, ("top", "bottom")
-    lines = {side: mask for side in across if (mask := _edge_line(on, side, tilt)) is not None}
+
+    def search(mask: np.ndarray, sides: list[str], alone: bool = False) -> dict[str, np.ndarray]:
+        return {side: line for side in sides if (line := _edge_line(mask, side, tilt, alone)) is not None}
+
+    lines = search(on, list(across))
     if turned and not lines:  # a turned form is told by its lines across (see below)
         return ink
-    lines |= {side: mask for side in ("left", "right") if (mask := _edge_line(on, side, tilt)) is not None}
+    lines |= search(on, ["left", "right"])
     if not lines:
         return ink
+    if faint is not None:  # beside a line on the ink, the form's others may be faint (a grid: all faint)
+        lines |= search(faint, [side for side in SIDES if side not in lines], alone=True)
     rest = on.copy()
     for mask in lines.values():
         rest &= ~mask
     # A row of boxes: the sides between them run from the top line to the bottom one.
-    walls = _walls(ink > level / 3, lines, rest, tilt) if {"top", "bottom"} <= lines.keys() else None
+    traced = faint if faint is not None else ink > level / 3
+    walls = _walls(traced, lines, rest, tilt) if {"top", "bottom"} <= lines.keys() else None
     if walls is not None:
         rest &= ~walls
     if rest.sum() < MIN_REST * on.sum():
@@ -84,8 +104,8 @@ def _guides_removed(ink: np.ndarray, on: np.ndarray, level: float, tilt: float =
         frame = set()  # slanted lines down both sides alone are as likely a 1 and a 4's stem
     if {"top", "bottom"} <= frame or {"left", "right"} <= frame or len(frame) >= 3:
         guides = [lines[side] for side in frame]
-        if walls is not None and {"top", "bottom"} <= frame:  # a row of boxes: every side between
-            guides += [walls] + [lines[side] for side in ("left", "right") if side in lines]
+        if walls is not None:  # a row of boxes: every side between, and its lines the writing touches
+            guides += [walls] + [lines[side] for side in lines.keys() - frame]
     elif "bottom" in ends and _underline(ends["bottom"]):
         guides = [lines["bottom"], ends["bottom"].ticks]
     else:
@@ -105,9 +125,12 @@ def page_guides_removed(ink: np.ndarray, level: float) -> np.ndarray:
         return ink
     box = np.s_[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
     crop = ink[box]
-    clean = _guides_removed(crop, on[box], level)
+    # The picture is reduced for reading: a thin printed line's ink is spread over two rows, under the
+    # level. (One digit's crop is not: there a line found on the faint ink alone is a shape's soft edge.)
+    faint = crop > level / 3  # as the sides between boxes are traced
+    clean = _guides_removed(crop, on[box], level, faint=faint)
     if clean is crop:  # none within a scan's tilt: a form photographed by hand is turned further
-        clean = _guides_removed(crop, on[box], level, RULING_TILT_DEG)
+        clean = _guides_removed(crop, on[box], level, RULING_TILT_DEG, faint)
     if clean is crop:
         return ink
     out = ink.copy()
@@ -115,9 +138,10 @@ def page_guides_removed(ink: np.ndarray, level: float) -> np.ndarray:
     return out
 
 
-def _edge_line(on: np.ndarray, side: str, tilt: float) -> np.ndarray | None:
+def _edge_line(on: np.ndarray, side: str, tilt: float, alone: bool = False) -> np.ndarray | None:
     """The pixels of a straight line along one side of the crop, spanning it end to end (within ``tilt``
-    degrees of the side); None if none."""
+    degrees of the side); None if none. ``alone``: None too where MIN_RULINGS such lines run side by
+    side (a squared page's faint grid, not a form's)."""
     view = SIDES[side](on)
     h, w = view.shape
     thick = max(3, int(MAX_THICK * max(h, w))) + 2  # +2: a row of each side is counted in (cover)
@@ -136,7 +160,7 @@ def _edge_line(on: np.ndarray, side: str, tilt: float) -> np.ndarray | None:
         return None  # the wide drift lets the tops of digits through: a turned line's edge is straight
     shift, cover, reach = straightest_rows(band, tilt)
     starts, lasts = runs(cover >= EDGE_COVER)
-    if starts.size == 0:
+    if starts.size == 0 or (alone and starts.size >= MIN_RULINGS):
         return None
     first, last = int(starts[0]) - reach, int(lasts[0]) - reach  # the run nearest the edge
     if last - first + 1 > thick:  # a bar as thick as a stroke run along, not a printed line
@@ -152,8 +176,12 @@ def _edge_line(on: np.ndarray, side: str, tilt: float) -> np.ndarray | None:
 
 def _straight(cols: np.ndarray, rows: np.ndarray) -> bool:
     """Whether most of the points (a line's edge: its first row in each column) lie on one straight
-    line, within a pixel or two."""
+    line, within a pixel or two. Fitted twice, the second time to the points nearest the first fit
+    (a box's side, first ink far down its columns, pulls a least-squares line off the box's top)."""
     slope, at = np.polyfit(cols, rows, 1)
+    off = np.abs(rows - (slope * cols + at))
+    near = off <= np.quantile(off, STRAIGHT_SHARE)
+    slope, at = np.polyfit(cols[near], rows[near], 1)
     return float(np.quantile(np.abs(rows - (slope * cols + at)), STRAIGHT_SHARE)) <= STRAIGHT_PX
 
 
@@ -161,33 +189,94 @@ def _walls(
     faint: np.ndarray, lines: dict[str, np.ndarray], rest: np.ndarray, tilt: float
 ) -> np.ndarray | None:
     """The sides between a row of boxes: thin straight lines across the crop from its top line to its
-    bottom one, which writing in a box never is. Traced on the faint ink too (``faint``: a picture
-    reduced for reading leaves a printed side a fraction of a pixel wide). None if there are none, or
-    if they are nearly all the ink (a 1 in a box, touching both lines)."""
-    r0 = int(np.flatnonzero(lines["top"].any(axis=1))[-1]) + 1  # the rows between the two lines
-    r1 = int(np.flatnonzero(lines["bottom"].any(axis=1))[0])
-    if r1 - r0 < MIN_SIDE // 4:
+    bottom one, on one pitch (``_on_a_pitch``), which writing in a box never is. Traced on the faint
+    ink too (``faint``: a picture reduced for reading leaves a printed side a fraction of a pixel
+    wide). None if there are none, or if they are nearly all the ink (a 1 in a box, touching both
+    lines)."""
+    upper, depth = _band_between(lines["top"], lines["bottom"])
+    if depth < MIN_SIDE // 4:
         return None
-    between = faint[r0:r1].copy()
+    cols = np.broadcast_to(np.arange(faint.shape[1]), (depth, faint.shape[1]))
+    rows = upper[None, :] + np.arange(depth)[:, None]  # the band between the lines, made level
+    between = faint[rows, cols]
     for side in ("left", "right"):
         if side in lines:
-            between &= ~lines[side][r0:r1]
+            between &= ~lines[side][rows, cols]
     view = between.T
     h, w = view.shape
     shift, cover, reach = straightest_rows(view, tilt)
     line = int(np.median(lines["top"].sum(axis=0)[lines["top"].any(axis=0)]))  # its thickness
-    mask = np.zeros_like(faint)
-    cols = np.arange(w)
+    found = []
     for first, last in zip(*runs(cover >= WALL_COVER), strict=True):
-        if last - first + 1 > line + 2:  # thicker than the box's own lines: writing
+        if last - first + 1 > line + 3:  # thicker than the box's own lines (a row each side, +1): writing
             continue
-        along = np.clip(np.arange(first, last + 1)[:, None] - reach + shift, 0, h - 1)  # its pixels
-        ys = np.flatnonzero(view[along, cols].any(axis=0))
+        along = np.clip(np.arange(first - 1, last + 2)[:, None] - reach + shift, 0, h - 1)  # its pixels
+        ys = np.flatnonzero(view[along, np.arange(w)].any(axis=0))
         if ys.size == 0 or ys[0] > 1 or ys[-1] < w - 2:  # it meets both lines
             continue
-        mark_rows(mask[r0:r1].T, shift, first - reach - 1, last - reach + 1)
+        found.append((first - reach, last - reach))
+    ends = [float(np.nonzero(lines[side])[1].mean()) for side in ("left", "right") if side in lines]
+    band = np.zeros_like(between)
+    for first, last in _on_a_pitch(found, ends, depth):
+        mark_rows(band.T, shift, first - 1, last + 1)
+    mask = np.zeros_like(faint)
+    mask[rows[band], cols[band]] = True
     mask &= faint
     return mask if mask.any() and (rest & ~mask).sum() >= MIN_REST * rest.sum() else None
+
+
+def _band_between(top: np.ndarray, bottom: np.ndarray) -> tuple[np.ndarray, int]:
+    """Per column, the first row below the top line, and the fewest rows from there to the bottom
+    line in any column. Each line is fitted straight and the band kept clear of nearly all its
+    pixels: a turned form's lines cross rows, and its sides run on to them in every column."""
+    h, w = top.shape
+    cols = np.arange(w)
+
+    def edge(mask: np.ndarray, inner: np.ndarray, clear: float) -> np.ndarray:
+        has = np.flatnonzero(mask.any(axis=0))
+        slope, at = np.polyfit(has, inner[has], 1)
+        return slope * cols + at + np.quantile(inner[has] - (slope * has + at), clear)
+
+    last_row = h - 1 - np.argmax(top[::-1], axis=0)
+    upper = np.clip(np.floor(edge(top, last_row, EDGE_COVER)).astype(np.intp) + 1, 0, h - 1)
+    lower = np.ceil(edge(bottom, np.argmax(bottom, axis=0), 1 - EDGE_COVER)).astype(np.intp)
+    return upper, int((np.clip(lower, upper, h) - upper).min())
+
+
+def _on_a_pitch(found: list[tuple[int, int]], ends: list[float], height: int) -> list[tuple[int, int]]:
+    """The lines from top to bottom (first, last column each) that divide a row of boxes evenly: a
+    digit's stem can stand from line to line as a side does, but off the pitch. With both of the row's
+    ends (``ends``: the columns of its left and right sides) the pitch divides the row between them;
+    with one or none it runs through two of the lines. The pitch kept has the most places with a line
+    less those without (half the pitch fits more stems, and misses half its places), and is at least
+    MIN_PITCH of the boxes' ``height``. Two lines, or one beside one end, are kept as found."""
+    centres = np.array([(a + b) / 2 for a, b in found])
+    fewest = MIN_PITCH * height
+    if len(ends) == 2:  # n boxes: n - 1 places between the ends
+        left, right = ends
+        grids = [(left, (right - left) / n, n - 1) for n in range(2, int((right - left) / fewest) + 1)]
+    elif len(found) + len(ends) >= 3:  # places from the first line on the grid to the last
+        points = np.sort(np.concatenate([centres, ends]))
+        grids = [
+            (points[i], (points[j] - points[i]) / k, None)
+            for i, j in zip(*np.triu_indices(points.size, 1), strict=True)
+            for k in range(1, int((points[j] - points[i]) / fewest) + 1)
+        ]
+    else:
+        return found
+    best, keep = 0, np.zeros(len(found), bool)
+    for origin, pitch, places in grids:
+        steps = (centres - origin) / pitch
+        on = np.abs(steps - np.round(steps)) * pitch <= max(PITCH_PX, PITCH_SHARE * pitch)
+        if places is not None:
+            on &= (np.round(steps) >= 1) & (np.round(steps) <= places)
+        taken = np.unique(np.round(steps[on]))
+        if places is None:
+            places = int(taken.max() - taken.min() + 1) if taken.size else 0
+        score = 2 * taken.size - places
+        if score > best:
+            best, keep = score, on
+    return [f for f, k in zip(found, keep, strict=True) if k]
 
 
 class Ends(NamedTuple):
