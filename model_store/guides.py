@@ -9,7 +9,8 @@ three sides. A line over the writing alone could be a 7's or a 5's bar, a line b
 stem, and a line whose ends the writing reaches could be a 2's base: those stay, unless the line runs
 under a whole number (``NUMBER_REACH`` times as long as the writing is tall: no digit's stroke is).
 With a box's top and bottom lines go the sides between a row of boxes (straight, as thin as the box's
-lines, meeting both) and a comb field's ticks (short, standing on its line, paper on both sides).
+lines, meeting both, evenly spaced) and a comb field's ticks (short, standing on its line, paper on both
+sides).
 Evenly spaced rulings across a whole page are ``model_store.rulings``'s; this works on the crop of the
 writing: one digit's in ``preprocess``, a whole number's in ``segment``.
 """
@@ -38,6 +39,7 @@ FRAME_OVERHANG = 0.03  # a box's sides run past the writing by this share (the w
 TOUCH_OVERHANG = 0.2  # a guide the writing touches: by this share, and touched this far from its ends
 # (a 2's base and a Z-like 2's top are joined at their ends); an underline is also longer than the
 # writing is tall (a 1's foot is short)
+UNDER_OVERHANG = 0.1  # an underline stood on well inside runs past the writing by this share at both ends
 MAX_TICK = 0.5  # a comb field's ticks at a line's ends are at most this share of the crop tall
 MIN_REST = 0.1  # the writing holds at least this share of the ink (an empty box is a picture)
 OUTSIDE = 0.02  # at most this share of the ink lies beyond a guide (it is the crop's border)
@@ -45,6 +47,7 @@ MIN_SIDE = 24  # smaller crops are taken as they are
 WALL_COVER = 0.9  # a side between boxes has ink along this share of the rows between their lines
 MIN_PITCH = 0.4  # the sides of a row of boxes are at least this share of their height apart ...
 PITCH_PX, PITCH_SHARE = 1.5, 0.06  # ... each within this many pixels (or share of the pitch) of it
+NEAR = 3  # a pitch is sought through two lines this many apart or fewer (the search stays linear)
 STRAIGHT_SHARE, STRAIGHT_PX = 0.7, 3.0  # a line searched at a photo's tilt: this share of its edge
 # lies within this many pixels of a straight line
 
@@ -247,9 +250,10 @@ def _on_a_pitch(found: list[tuple[int, int]], ends: list[float], height: int) ->
     """The lines from top to bottom (first, last column each) that divide a row of boxes evenly: a
     digit's stem can stand from line to line as a side does, but off the pitch. With both of the row's
     ends (``ends``: the columns of its left and right sides) the pitch divides the row between them;
-    with one or none it runs through two of the lines. The pitch kept has the most places with a line
-    less those without (half the pitch fits more stems, and misses half its places), and is at least
-    MIN_PITCH of the boxes' ``height``. Two lines, or one beside one end, are kept as found."""
+    with one or none it runs through two of the lines, NEAR apart or fewer. The pitch kept has the most
+    places with a line less those without (half the pitch fits more stems, and misses half its places),
+    and is at least MIN_PITCH of the boxes' ``height``. Two lines, or one beside one end, are kept as
+    found."""
     centres = np.array([(a + b) / 2 for a, b in found])
     fewest = MIN_PITCH * height
     if len(ends) == 2:  # n boxes: n - 1 places between the ends
@@ -257,10 +261,11 @@ def _on_a_pitch(found: list[tuple[int, int]], ends: list[float], height: int) ->
         grids = [(left, (right - left) / n, n - 1) for n in range(2, int((right - left) / fewest) + 1)]
     elif len(found) + len(ends) >= 3:  # places from the first line on the grid to the last
         points = np.sort(np.concatenate([centres, ends]))
-        grids = [
+        grids = [  # as many places between two lines as twice the lines between them, at most
             (points[i], (points[j] - points[i]) / k, None)
-            for i, j in zip(*np.triu_indices(points.size, 1), strict=True)
-            for k in range(1, int((points[j] - points[i]) / fewest) + 1)
+            for i in range(points.size)
+            for j in range(i + 1, min(points.size, i + NEAR + 1))
+            for k in range(1, min(int((points[j] - points[i]) / fewest), 2 * (j - i)) + 1)
         ]
     else:
         return found
@@ -332,8 +337,10 @@ def _stem(zone: np.ndarray) -> int:
 
 
 def _underline(e: Ends) -> bool:
-    """A comb field's line, a line apart from the writing, or a long one stood on well inside."""
-    return e.comb or e.contact is None or (e.reach > 1.0 and _apart_or_inside(e))
+    """A comb field's line, a line apart from the writing, or a long one stood on well inside and run
+    on past the writing at both ends (a 2's base begins where its diagonal meets it)."""
+    stood_on = e.contact is not None and e.contact >= TOUCH_OVERHANG and e.overhang >= UNDER_OVERHANG
+    return e.comb or e.contact is None or (e.reach > 1.0 and (_apart_or_inside(e) or stood_on))
 
 
 def _apart_or_inside(e: Ends) -> bool:
