@@ -109,6 +109,10 @@ def _guides_removed(
         guides = [lines[side] for side in frame]
         if walls is not None:  # a row of boxes: every side between, and its lines the writing touches
             guides += [walls] + [lines[side] for side in lines.keys() - frame]
+        elif {"top", "bottom"} <= frame:  # a box: the sides the writing keeps off, however tall it is
+            guides += [
+                lines[side] for side in ("left", "right") if side in lines and ends[side].contact is None
+            ]
     elif "bottom" in ends and _underline(ends["bottom"]):
         guides = [lines["bottom"], ends["bottom"].ticks]
     else:
