@@ -45,6 +45,8 @@ MIN_REST = 0.1  # the writing holds at least this share of the ink (an empty box
 OUTSIDE = 0.02  # at most this share of the ink lies beyond a guide (it is the crop's border)
 MIN_SIDE = 24  # smaller crops are taken as they are
 WALL_COVER = 0.9  # a side between boxes has ink along this share of the rows between their lines
+FAINT = 3  # faint ink is above the level over this (a reduced picture's printed side, a thin line)
+BAND_CLEAR = 0.9  # the band between a row's lines is clear of this share of each line's inner edge
 MIN_PITCH = 0.4  # the sides of a row of boxes are at least this share of their height apart ...
 PITCH_PX, PITCH_SHARE = 1.5, 0.06  # ... each within this many pixels (or share of the pitch) of it
 NEAR = 3  # a pitch is sought through two lines this many apart or fewer (the search stays linear)
@@ -67,11 +69,12 @@ def guides_removed(ink: np.ndarray, level: float) -> np.ndarray:
 
 
 def _guides_removed(
-    ink: np.ndarray, on: np.ndarray, level: float, tilt: float = MAX_TILT_DEG, faint: np.ndarray | None = None
+    ink: np.ndarray, on: np.ndarray, level: float, tilt: float = MAX_TILT_DEG, faint_lines: bool = False
 ) -> np.ndarray:
     """``guides_removed`` with the ink's mask (``on``) already made, lines searched within ``tilt``
-    degrees of level; ``faint``: a mask of the faint ink too, where the lines ``on`` lacks are searched
-    once it shows one."""
+    degrees of level; ``faint_lines``: the lines ``on`` lacks are searched on the faint ink too, once it
+    shows one (a picture reduced for reading spreads a thin printed line's ink over two rows, under the
+    level; on one digit's crop a line found on the faint ink alone is a shape's soft edge)."""
     if min(on.shape) < MIN_SIDE:
         return ink
     turned, across = tilt > MAX_TILT_DEG, ("top", "bottom")
@@ -85,14 +88,14 @@ def _guides_removed(
     lines |= search(on, ["left", "right"])
     if not lines:
         return ink
-    if faint is not None:  # beside a line on the ink, the form's others may be faint (a grid: all faint)
+    faint = ink > level / FAINT
+    if faint_lines:  # beside a line on the ink, the form's others may be faint (a grid: all faint)
         lines |= search(faint, [side for side in SIDES if side not in lines], alone=True)
     rest = on.copy()
     for mask in lines.values():
         rest &= ~mask
     # A row of boxes: the sides between them run from the top line to the bottom one.
-    traced = faint if faint is not None else ink > level / 3
-    walls = _walls(traced, lines, rest, tilt) if {"top", "bottom"} <= lines.keys() else None
+    walls = _walls(faint, lines, rest, tilt) if {"top", "bottom"} <= lines.keys() else None
     if walls is not None:
         rest &= ~walls
     if rest.sum() < MIN_REST * on.sum():
@@ -132,12 +135,9 @@ def page_guides_removed(ink: np.ndarray, level: float) -> np.ndarray:
         return ink
     box = np.s_[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
     crop = ink[box]
-    # The picture is reduced for reading: a thin printed line's ink is spread over two rows, under the
-    # level. (One digit's crop is not: there a line found on the faint ink alone is a shape's soft edge.)
-    faint = crop > level / 3  # as the sides between boxes are traced
-    clean = _guides_removed(crop, on[box], level, faint=faint)
+    clean = _guides_removed(crop, on[box], level, faint_lines=True)  # the picture is reduced for reading
     if clean is crop:  # none within a scan's tilt: a form photographed by hand is turned further
-        clean = _guides_removed(crop, on[box], level, RULING_TILT_DEG, faint)
+        clean = _guides_removed(crop, on[box], level, RULING_TILT_DEG, faint_lines=True)
     if clean is crop:
         return ink
     out = ink.copy()
@@ -245,8 +245,8 @@ def _band_between(top: np.ndarray, bottom: np.ndarray) -> tuple[np.ndarray, int]
         return slope * cols + at + np.quantile(inner[has] - (slope * has + at), clear)
 
     last_row = h - 1 - np.argmax(top[::-1], axis=0)
-    upper = np.clip(np.floor(edge(top, last_row, EDGE_COVER)).astype(np.intp) + 1, 0, h - 1)
-    lower = np.ceil(edge(bottom, np.argmax(bottom, axis=0), 1 - EDGE_COVER)).astype(np.intp)
+    upper = np.clip(np.floor(edge(top, last_row, BAND_CLEAR)).astype(np.intp) + 1, 0, h - 1)
+    lower = np.ceil(edge(bottom, np.argmax(bottom, axis=0), 1 - BAND_CLEAR)).astype(np.intp)
     return upper, int((np.clip(lower, upper, h) - upper).min())
 
 
