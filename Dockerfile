@@ -71,8 +71,8 @@ CMD ["--help"]
 
 # ---------------------------------------------------------------------------------------------------
 # Inference image (default target): `python -m app` serves every model in the store on one device
-# (HOST, PORT and every other setting from the environment, app/settings.py); scale out with more
-# containers, one per GPU.
+# (HOST, PORT, GRPC_PORT and every other setting from the environment, app/settings.py); scale out
+# with more containers, one per GPU.
 FROM base AS runtime
 COPY --from=deps /opt/venv /opt/venv
 WORKDIR /srv/vit-digits
@@ -85,7 +85,7 @@ COPY --chown=10001:10001 model_store/checkpoints/ /models/
 ENV MODEL_STORE_DIR=/models \
     DEVICE=auto
 USER 10001:10001
-EXPOSE 8000
+EXPOSE 8000 8001
 # Docker marks the container healthy once the models are loaded and warmed up (503 until then and
 # while draining), so load balancers that follow Docker health (Traefik) only route to ready replicas.
 # (podman keeps HEALTHCHECK only in Docker-format images: `podman build --format docker`.)

@@ -8,12 +8,13 @@ PORT ?= 8000
 DATA_ROOT ?= $(if $(wildcard ../shared/data/MNIST/raw),../shared/data,data)
 export DATA_ROOT
 
-.PHONY: run test lint image-test train bench bench-peers bench-peers-x2 clean help
+.PHONY: run test lint proto image-test train bench bench-peers bench-peers-x2 clean help
 
 help:
 	@echo "make run    serve the shipped checkpoints on http://$(HOST):$(PORT)"
 	@echo "make test   run the test suite (installs dev dependencies and Chromium when missing)"
 	@echo "make lint   ruff + hadolint + shellcheck + docker-compose config + Kubernetes manifests (offline schemas)"
+	@echo "make proto  recompile app/oip_grpc/inference.proto after editing it"
 	@echo "make image-test  build the runtime image with podman and run it (downloads GBs; not in make test)"
 	@echo "make train  train vit-mnist and cnn-mnist into model_store/checkpoints"
 	@echo "make bench  benchmarks: raw model, served load, batch endpoint, cold start, worker sweep"
@@ -44,6 +45,11 @@ lint: $(VENV)/.installed-dev
 	for f in docker-compose.yml docker-compose.cpu.yml; do \
 	  $(VENV)/bin/docker-compose -f $$f --profile train config -q || exit 1; done
 	$(PY) scripts/kube_render.py --validate deploy/kubernetes/overlays/gpu deploy/kubernetes/overlays/cpu
+
+# The gRPC service's messages: app/oip_grpc/inference.proto compiled into the descriptor the server
+# loads (tests/app/test_grpc_proto.py fails when the two differ).
+proto: $(VENV)/.installed-dev
+	cd app/oip_grpc && ../../$(PY) -m grpc_tools.protoc -I. --descriptor_set_out=inference.desc inference.proto
 
 # Build the runtime image with podman (scripts/podman.sh: a local Debian base, no registry needed) and
 # run it: healthy, predicts, /v2 via tritonclient, drains on SIGTERM; then the same through compose.

@@ -49,9 +49,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await runtime.start()
+        grpc_server = None
         try:
+            if settings.grpc_port:  # imported only then: grpc adds ~11 MB to a worker
+                from .oip_grpc import server as oip_grpc
+
+                grpc_server = await oip_grpc.start(runtime)
             yield
         finally:
+            if grpc_server is not None:
+                await grpc_server.stop(settings.shutdown_grace_s)  # calls in progress get the grace
             await runtime.shutdown()
 
     # /docs loads Swagger UI from this server (DOCS_ASSETS), not from a CDN: it works where the service

@@ -83,10 +83,12 @@ async def read_images(
 
 
 async def infer(
-    request: Request, runtime: Runtime, model: ServedModel, images: list[np.ndarray], started: float,
+    request: Request | None, runtime: Runtime, model: ServedModel, images: list[np.ndarray], started: float,
     op: Op = Op.PREDICT,
 ) -> Answer:  # fmt: skip
-    """Run images through the engine; 503/504 on refusal or deadline, 499 when the client left."""
+    """Run images through the engine; 503/504 on refusal or deadline, 499 when the client left.
+    ``request``: the HTTP request, watched for the client leaving; None where the caller's own task is
+    cancelled when its client leaves (gRPC)."""
     client = runtime.client
     assert client is not None, "runtime not started"
     width = model.predict_width
@@ -104,7 +106,7 @@ async def infer(
     return Answer(model, reply, started)
 
 
-async def _wait(request: Request, client: Any, req_id: int, future: asyncio.Future, deadline: float,
+async def _wait(request: Request | None, client: Any, req_id: int, future: asyncio.Future, deadline: float,
                 name: str) -> Reply:  # fmt: skip
     """Await the reply with one disconnect watcher and one timer (no extra tasks on the hot path)."""
     loop = asyncio.get_running_loop()
@@ -115,8 +117,10 @@ async def _wait(request: Request, client: Any, req_id: int, future: asyncio.Futu
             why.append(reason)
             future.cancel()
 
-    watch = loop.create_task(_disconnected(request))
-    watch.add_done_callback(lambda t: None if t.cancelled() else stop(ClientDisconnected))
+    watch = None
+    if request is not None:
+        watch = loop.create_task(_disconnected(request))
+        watch.add_done_callback(lambda t: None if t.cancelled() else stop(ClientDisconnected))
     timer = loop.call_later(max(deadline - time.monotonic(), 0.0), stop, DeadlineExceeded)
     try:
         return await future
@@ -133,7 +137,8 @@ async def _wait(request: Request, client: Any, req_id: int, future: asyncio.Futu
         raise _refusal(exc.status, name) from None
     finally:
         timer.cancel()
-        watch.cancel()
+        if watch is not None:
+            watch.cancel()
 
 
 def _refusal(status: Status, name: str) -> ServiceError:

@@ -21,6 +21,9 @@ class Settings(BaseSettings):
 
     host: str = Field("0.0.0.0", description="address to listen on")
     port: int = Field(8000, ge=1, le=65535, description="port to listen on")
+    grpc_port: int = Field(
+        8001, ge=0, le=65535, description="port for the Open Inference Protocol over gRPC; 0 = off"
+    )
 
     # Front-end worker processes (HTTP, decoding, preprocessing). auto: every core the engine leaves
     # free (on a GPU host all but two; on CPU half the cores, the other half computes).

@@ -45,6 +45,12 @@ class Supervisor:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.workers_wanted = settings.workers_here()
+        self.listener = socket.create_server((settings.host, settings.port), backlog=2048)
+        self.listener.set_inheritable(True)
+        if settings.grpc_port and _port_in_use(settings.host, settings.grpc_port):
+            # the workers share it with SO_REUSEPORT, which would let them share it with a stranger too
+            self.listener.close()
+            raise OSError(f"GRPC_PORT {settings.grpc_port} is in use (GRPC_PORT=0 turns gRPC off)")
         self.dir = tempfile.mkdtemp(prefix="vit-digits-")
         self.socket_path = os.path.join(self.dir, "engine.sock")
         self.metrics_dir = os.path.join(self.dir, "metrics")
@@ -54,8 +60,6 @@ class Supervisor:
             "ENGINE_SOCKET": self.socket_path,
             "PROMETHEUS_MULTIPROC_DIR": self.metrics_dir,
         }
-        self.listener = socket.create_server((settings.host, settings.port), backlog=2048)
-        self.listener.set_inheritable(True)
         self.engine: subprocess.Popen | None = None
         self.workers: list[subprocess.Popen] = []
         self.stopping = False
@@ -127,6 +131,18 @@ class Supervisor:
         log.info("stopped")
 
 
+def _port_in_use(host: str, port: int) -> bool:
+    """Whether another process holds the port (asked before the workers share it)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # our own last run's TIME_WAIT is fine
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
 def _signal(proc: subprocess.Popen, signum: int) -> None:
     if proc.poll() is None:
         proc.send_signal(signum)
@@ -149,4 +165,8 @@ def main() -> None:
     except ValidationError as exc:  # a misconfiguration: say which variable and why, not a traceback
         sys.exit(f"vit-digits: invalid settings: {settings_problems(exc)}")
     configure_logging(settings.log_level, settings.log_format)
-    sys.exit(Supervisor(settings).run())
+    try:
+        supervisor = Supervisor(settings)
+    except OSError as exc:  # a port taken: say which, not a traceback
+        sys.exit(f"vit-digits: cannot listen on {settings.host}: {exc}")
+    sys.exit(supervisor.run())

@@ -7,17 +7,22 @@ pictures (PNG, JPEG, ...; base64 strings in JSON, length-prefixed raw bytes in b
 the same preprocessing as an upload. Outputs: ``probabilities`` FP32
 [N, 10] and ``digit`` INT64 [N], as JSON data or binary (per output ``binary_data`` or the request's
 ``binary_data_output``). Errors raise ServiceError; the handlers render them as {"error"}.
+
+``parse_tensor`` and ``output_tensors`` are the protocol's tensors whichever wire carries them: the gRPC
+service (``app.oip_grpc``) uses them too.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from pydantic import ValidationError
 
+from . import __version__
 from .errors import PayloadTooLarge, ServiceError
 from .preprocess import decode_base64
 from .schemas import V2InferRequest
@@ -42,6 +47,7 @@ class ParsedRequest:
 
 
 def parse_request(body: bytes, header_length: str | None, max_images: int) -> ParsedRequest:
+    """A REST body: JSON, or a JSON header followed by binary tensors (Triton's binary extension)."""
     header, binary = _split(body, header_length)
     try:
         obj = json.loads(header)
@@ -55,9 +61,48 @@ def parse_request(body: bytes, header_length: str | None, max_images: int) -> Pa
         msgs = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors())
         raise V2Error(f"invalid inference request: {msgs}") from None
     tensor = req.inputs[0]
+    params = tensor.parameters or {}
+    raw = None
+    if "binary_data_size" in params:
+        size = params["binary_data_size"]
+        if header_length is None:
+            raise V2Error("binary_data_size given without the Inference-Header-Content-Length header")
+        if not isinstance(size, int) or isinstance(size, bool) or size != len(binary):
+            raise V2Error(f"binary_data_size {size!r} is not the {len(binary)} bytes after the header")
+        raw = binary
+    elif binary:
+        raise V2Error("binary data follows the JSON header but no input declares binary_data_size")
+    images, encoded = parse_tensor(
+        Tensor(tensor.name, tensor.datatype, tensor.shape, raw=raw, values=tensor.data), max_images
+    )
+    default_binary = bool((req.parameters or {}).get("binary_data_output", False))
+    if not req.outputs:
+        outputs = [(name, default_binary) for name in OUTPUTS]
+    else:
+        outputs = [
+            (out.name, bool((out.parameters or {}).get("binary_data", default_binary))) for out in req.outputs
+        ]
+    return ParsedRequest(images=images, id=req.id, outputs=_known(outputs), encoded=encoded)
+
+
+@dataclass(frozen=True, slots=True)
+class Tensor:
+    """One input tensor, whichever wire it came on: its elements either ``raw`` (little-endian bytes,
+    row-major; BYTES: each element a 4-byte little-endian length, then its bytes) or ``values`` (JSON
+    data, flat or nested; gRPC's typed contents; BYTES: base64 strings from JSON, bytes from gRPC)."""
+
+    name: str
+    datatype: str
+    shape: list[int]
+    raw: bytes | None = None
+    values: Sequence[Any] | None = None
+
+
+def parse_tensor(tensor: Tensor, max_images: int) -> tuple[np.ndarray | None, list[bytes] | None]:
+    """-> (images (N, 28, 28) float32 0..1, None) for ``image``, (None, encoded pictures) for
+    ``image_bytes``; V2Error (400) or PayloadTooLarge (413) saying what is wrong."""
     if tensor.name == BYTES_INPUT:
-        encoded = _bytes_tensor(tensor, binary, header_length, max_images)
-        return ParsedRequest(images=None, id=req.id, outputs=_outputs(req), encoded=encoded)
+        return None, _bytes_tensor(tensor, max_images)
     if tensor.name != INPUT_NAME:
         raise V2Error(
             f"unknown input '{tensor.name}': this model takes '{INPUT_NAME}' (UINT8 or FP32 pixels) or "
@@ -67,25 +112,22 @@ def parse_request(body: bytes, header_length: str | None, max_images: int) -> Pa
     if spec is None:
         raise V2Error(f"input '{INPUT_NAME}' datatype {tensor.datatype} is not supported: use UINT8 or FP32")
     tail, dtype = spec
-    shape = tensor.shape
+    shape = list(tensor.shape)
     if len(shape) != len(tail) + 1 or shape[1:] != tail:
         want = "[N,28,28]" if tensor.datatype == "UINT8" else "[N,1,28,28]"
         raise V2Error(f"input '{INPUT_NAME}' {tensor.datatype} must have shape {want}, got {shape}")
     n = _batch_size(INPUT_NAME, shape[0], max_images)
     count = n * 28 * 28
-    params = tensor.parameters or {}
-    if "binary_data_size" in params:
-        arr = _binary_tensor(binary, params["binary_data_size"], count, dtype, header_length)
+    if tensor.raw is not None:
+        arr = _raw_tensor(tensor.raw, count, dtype)
     else:
-        if binary:
-            raise V2Error("binary data follows the JSON header but no input declares binary_data_size")
-        arr = _json_tensor(tensor.data, count, tensor.datatype)
+        arr = _value_tensor(tensor.values, count, tensor.datatype)
     images = arr.reshape(n, 28, 28).astype(np.float32)
     if tensor.datatype == "UINT8":
         images /= 255.0
     else:
         np.clip(images, 0.0, 1.0, out=images)  # tolerate rounding just outside 0..1
-    return ParsedRequest(images=images, id=req.id, outputs=_outputs(req))
+    return images, None
 
 
 def _batch_size(name: str, n: int, max_images: int) -> int:
@@ -108,42 +150,28 @@ def _split(body: bytes, header_length: str | None) -> tuple[bytes, bytes]:
     return body[:n], body[n:]
 
 
-def _binary_tensor(
-    binary: bytes, size: Any, count: int, dtype: np.dtype, header_length: str | None
-) -> np.ndarray:
-    if header_length is None:
-        raise V2Error("binary_data_size given without the Inference-Header-Content-Length header")
-    if not isinstance(size, int) or isinstance(size, bool) or size != count * dtype.itemsize:
-        raise V2Error(f"binary_data_size must be {count * dtype.itemsize} bytes for this shape, got {size!r}")
-    if len(binary) != size:
-        raise V2Error(f"expected {size} bytes of binary tensor data, got {len(binary)}")
-    arr = np.frombuffer(binary, dtype=dtype)
+def _raw_tensor(raw: bytes, count: int, dtype: np.dtype) -> np.ndarray:
+    if len(raw) != count * dtype.itemsize:
+        raise V2Error(
+            f"input '{INPUT_NAME}' has {len(raw)} bytes of binary data (binary_data_size, or its "
+            f"raw_input_contents over gRPC) where its shape needs {count * dtype.itemsize}"
+        )
+    arr = np.frombuffer(raw, dtype=dtype)
     if dtype.kind == "f" and not np.isfinite(arr).all():
         raise V2Error("FP32 input must be finite")
     return arr
 
 
-def _bytes_tensor(tensor: Any, binary: bytes, header_length: str | None, max_images: int) -> list[bytes]:
-    """BYTES [N] (or [N, 1]) -> N encoded pictures: base64 strings in JSON (a data: URL prefix allowed, as
-    for /v1), or Triton's binary layout (each element a 4-byte little-endian length, then its bytes)."""
+def _bytes_tensor(tensor: Tensor, max_images: int) -> list[bytes]:
+    """BYTES [N] (or [N, 1]) -> N encoded pictures: base64 strings (a data: URL prefix allowed, as for
+    /v1) or bytes as values, or Triton's length-prefixed raw layout."""
     if tensor.datatype != "BYTES":
         raise V2Error(f"input '{BYTES_INPUT}' must be BYTES (encoded pictures), got {tensor.datatype}")
-    shape = tensor.shape
+    shape = list(tensor.shape)
     if len(shape) not in (1, 2) or shape[1:] not in ([], [1]):
         raise V2Error(f"input '{BYTES_INPUT}' must have shape [N] or [N,1], got {shape}")
     n = _batch_size(BYTES_INPUT, shape[0], max_images)
-    params = tensor.parameters or {}
-    if "binary_data_size" in params:
-        size = params["binary_data_size"]
-        if header_length is None:
-            raise V2Error("binary_data_size given without the Inference-Header-Content-Length header")
-        if not isinstance(size, int) or isinstance(size, bool) or size != len(binary):
-            raise V2Error(f"binary_data_size {size!r} is not the {len(binary)} bytes after the header")
-        items = _length_prefixed(binary)
-    else:
-        if binary:
-            raise V2Error("binary data follows the JSON header but no input declares binary_data_size")
-        items = _base64_items(tensor.data)
+    items = _length_prefixed(tensor.raw) if tensor.raw is not None else _value_items(tensor.values)
     if len(items) != n:
         raise V2Error(f"input '{BYTES_INPUT}' has {len(items)} elements; its shape needs {n}")
     return items
@@ -162,10 +190,16 @@ def _length_prefixed(blob: bytes) -> list[bytes]:
     return items
 
 
-def _base64_items(data: list[Any] | None) -> list[bytes]:
+def _value_items(data: Sequence[Any] | None) -> list[bytes]:
     if data is None:
         raise V2Error(f"input '{BYTES_INPUT}' has no data")
     flat = [x for item in data for x in (item if isinstance(item, list) else [item])]  # [N] or [N,1]
+    if all(isinstance(x, bytes) for x in flat):
+        return flat  # gRPC's bytes_contents: the pictures themselves
+    return _base64_items(flat)
+
+
+def _base64_items(flat: list[Any]) -> list[bytes]:
     if not all(isinstance(x, str) for x in flat):
         raise V2Error(f"input '{BYTES_INPUT}' data must be base64 strings, one encoded picture each")
     out = []
@@ -177,7 +211,7 @@ def _base64_items(data: list[Any] | None) -> list[bytes]:
     return out
 
 
-def _json_tensor(data: list[Any] | None, count: int, datatype: str) -> np.ndarray:
+def _value_tensor(data: Sequence[Any] | None, count: int, datatype: str) -> np.ndarray:
     if data is None:
         raise V2Error(f"input '{INPUT_NAME}' has no data")
     try:
@@ -196,39 +230,59 @@ def _json_tensor(data: list[Any] | None, count: int, datatype: str) -> np.ndarra
     return arr
 
 
-def output_metadata(classes: int) -> list[dict[str, Any]]:
-    """The outputs a model's metadata lists: every tensor ``encode_response`` can return."""
-    return [
-        {"name": name, "datatype": datatype, "shape": [-1, classes] if name == "probabilities" else [-1]}
-        for name, datatype in OUTPUTS.items()
-    ]
+SERVER_METADATA = {"name": "vit-digits", "version": __version__, "extensions": []}
 
 
-def _outputs(req: V2InferRequest) -> list[tuple[str, bool]]:
-    default_binary = bool((req.parameters or {}).get("binary_data_output", False))
-    if not req.outputs:
-        return [(name, default_binary) for name in OUTPUTS]
-    chosen = []
-    for out in req.outputs:
-        if out.name not in OUTPUTS:
-            raise V2Error(f"unknown output '{out.name}': outputs are {', '.join(OUTPUTS)}")
-        chosen.append((out.name, bool((out.parameters or {}).get("binary_data", default_binary))))
-    return chosen
+def model_metadata(name: str, arch: str, classes: int) -> dict[str, Any]:
+    """A model's metadata: the inputs it takes and every output ``output_tensors`` can return."""
+    return {
+        "name": name,
+        "versions": ["1"],
+        "platform": f"pytorch_{arch}",
+        "inputs": [
+            {"name": INPUT_NAME, "datatype": "UINT8", "shape": [-1, 28, 28]},
+            {"name": INPUT_NAME, "datatype": "FP32", "shape": [-1, 1, 28, 28]},
+            {"name": BYTES_INPUT, "datatype": "BYTES", "shape": [-1]},
+        ],
+        "outputs": [
+            {"name": out, "datatype": datatype, "shape": [-1, classes] if out == "probabilities" else [-1]}
+            for out, datatype in OUTPUTS.items()
+        ],
+    }
+
+
+def requested_outputs(names: Sequence[str]) -> list[str]:
+    """The outputs a request names (all when it names none), each checked to exist."""
+    return [name for name, _ in _known([(name, False) for name in names])] if names else list(OUTPUTS)
+
+
+def _known(outputs: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
+    for name, _ in outputs:
+        if name not in OUTPUTS:
+            raise V2Error(f"unknown output '{name}': outputs are {', '.join(OUTPUTS)}")
+    return outputs
+
+
+def output_tensors(
+    probabilities: np.ndarray, scores: np.ndarray, threshold: float | None
+) -> dict[str, np.ndarray]:  # fmt: skip
+    """Every output, little-endian as the protocol sends them raw. ``is_digit`` is true for every image
+    when the model has no digit statistics."""
+    n = len(probabilities)
+    return {
+        "probabilities": probabilities.astype("<f4"),
+        "digit": probabilities.argmax(axis=1).astype("<i8"),
+        "digit_score": scores.astype("<f4"),
+        "is_digit": (scores >= threshold if threshold is not None else np.ones(n, dtype=bool)).astype(bool),
+    }
 
 
 def encode_response(
     model: str, parsed: ParsedRequest, probabilities: np.ndarray, scores: np.ndarray,
     threshold: float | None,
 ) -> tuple[bytes, dict[str, str]]:  # fmt: skip
-    """-> (body, headers). JSON only, or JSON header + binary tensors (Triton's extension).
-    ``is_digit`` is true for every image when the model has no digit statistics."""
-    n = len(probabilities)
-    tensors = {
-        "probabilities": probabilities.astype("<f4"),
-        "digit": probabilities.argmax(axis=1).astype("<i8"),
-        "digit_score": scores.astype("<f4"),
-        "is_digit": (scores >= threshold if threshold is not None else np.ones(n, dtype=bool)).astype(bool),
-    }
+    """-> (body, headers). JSON only, or JSON header + binary tensors (Triton's extension)."""
+    tensors = output_tensors(probabilities, scores, threshold)
     outputs, blobs = [], []
     for name, binary in parsed.outputs:
         arr = tensors[name]

@@ -3,7 +3,8 @@
 What it checks, talking only HTTP and signals to the container (so it stays right whatever the server
 inside looks like):
 1. `run`: the container reports healthy (the image's own HEALTHCHECK), a posted digit is predicted right
-   by every served model, /v2 answers tritonclient (metadata + infer), /metrics has the pending gauge;
+   by every served model, /v2 answers tritonclient (metadata + infer), gRPC answers tritonclient.grpc,
+   /metrics has the pending gauge;
 2. SIGTERM while requests are in flight: every accepted request is answered, requests sent during the
    drain are answered or refused (never cut), and the container exits 0/143 before the stop timeout;
 3. `compose`: the same through docker-compose.cpu.yml (podman-compose or `docker compose`), stopped
@@ -32,7 +33,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DIGIT = REPO / "docs" / "examples" / "seven.png"
-CONTAINER_PORT = 8000
+CONTAINER_PORT, CONTAINER_GRPC_PORT = 8000, 8001
 STOP_TIMEOUT_S = 40  # docker-compose.yml's stop_grace_period; SIGKILL after it
 # A long queue when SIGTERM arrives: one image per forward pass, a few big batch requests.
 DRAIN_ENV = {
@@ -115,7 +116,7 @@ def wait_ready(engine: Engine, container: str, base: str, started: float, timeou
     return out
 
 
-def check_serving(base: str) -> list[str]:
+def check_serving(base: str, grpc_target: str) -> list[str]:
     models = json.loads(http("GET", f"{base}/health")[1])["models"]
     assert models, "no models served"
     png = DIGIT.read_bytes()
@@ -148,6 +149,18 @@ def check_serving(base: str) -> list[str]:
     finally:
         client.close()
     log(f"tritonclient: /v2 live, ready, metadata and infer -> 7 for {len(models)} models")
+    import tritonclient.grpc as triton_grpc
+
+    client = triton_grpc.InferenceServerClient(grpc_target)
+    try:
+        assert client.is_server_ready()
+        for name in models:
+            inp = triton_grpc.InferInput("image_bytes", [1], "BYTES")
+            inp.set_data_from_numpy(np.array([png], dtype=np.object_))
+            assert client.infer(name, [inp]).as_numpy("digit").tolist() == [7]
+    finally:
+        client.close()
+    log(f"tritonclient.grpc on {grpc_target}: ready, seven.png -> 7 for {len(models)} models")
     metrics = http("GET", f"{base}/metrics")[1].decode()
     assert "vit_digits_pending_requests" in metrics, "no vit_digits_pending_requests on /metrics"
     return models
@@ -243,18 +256,18 @@ def check_drain(report: dict, what: str) -> None:
 
 
 def run_image(engine: Engine, image: str) -> dict:
-    port, name = free_port(), "vit-digits-image-test"
+    port, grpc_port, name = free_port(), free_port(), "vit-digits-image-test"
     sh(engine.name, "rm", "-f", name, check=False)
     env = [f"--env={k}={v}" for k, v in DRAIN_ENV.items()]
     started = time.monotonic()
     sh(engine.name, "run", "-d", "--name", name, "-p", f"127.0.0.1:{port}:{CONTAINER_PORT}",
-       "--read-only", "--tmpfs", "/tmp", "--shm-size", "256m", f"--stop-timeout={STOP_TIMEOUT_S}",
-       *env, image)  # fmt: skip
+       "-p", f"127.0.0.1:{grpc_port}:{CONTAINER_GRPC_PORT}", "--read-only", "--tmpfs", "/tmp",
+       "--shm-size", "256m", f"--stop-timeout={STOP_TIMEOUT_S}", *env, image)  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
         times = wait_ready(engine, name, base, started)
         log(f"run: ready {times['ready']:.1f} s after `run`, healthy at {times['healthy']:.1f} s")
-        models = check_serving(base)
+        models = check_serving(base, f"127.0.0.1:{grpc_port}")
 
         def stop():
             sh(engine.name, "kill", "--signal", "TERM", name)
@@ -284,9 +297,15 @@ def compose_command(engine: Engine) -> list[str]:
 
 
 def run_compose(engine: Engine, image: str, compose_file: Path) -> dict:
-    project, port = "vit-digits-image-test", free_port()
+    project, port, grpc_port = "vit-digits-image-test", free_port(), free_port()
     compose = [*compose_command(engine), "-f", str(compose_file), "-p", project]
-    env = {**os.environ, **DRAIN_ENV, "API_IMAGE": image, "API_PORT": str(port)}
+    env = {
+        **os.environ,
+        **DRAIN_ENV,
+        "API_IMAGE": image,
+        "API_PORT": str(port),
+        "GRPC_API_PORT": str(grpc_port),
+    }
     sh(*compose, "down", "-v", env=env, check=False)
     started = time.monotonic()
     sh(*compose, "up", "-d", "--no-build", "api", env=env)
@@ -297,7 +316,7 @@ def run_compose(engine: Engine, image: str, compose_file: Path) -> dict:
     try:
         times = wait_ready(engine, name, base, started)
         log(f"compose: ready {times['ready']:.1f} s after `compose up`, healthy at {times['healthy']:.1f} s")
-        models = check_serving(base)
+        models = check_serving(base, f"127.0.0.1:{grpc_port}")
 
         def stop():
             sh(*compose, "stop", "api", env=env, timeout=STOP_TIMEOUT_S + 60)

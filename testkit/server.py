@@ -73,6 +73,17 @@ def tree_pids(pid: int) -> list[int]:
     return out
 
 
+def child_commands(pid: int) -> dict[int, str]:
+    """pid -> command line of each child of the process (the supervisor's engine and workers)."""
+    out = {}
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        try:
+            out[int(child)] = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except FileNotFoundError:
+            continue
+    return out
+
+
 def tree_memory_mb(pid: int) -> dict[str, float]:
     """RSS and PSS summed over the process tree. RSS counts shared pages (torch's libraries, the hop's
     shared arenas) once per process; PSS splits them between the processes that share them."""
@@ -134,7 +145,9 @@ class ServiceProcess:
     ):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.env = {**os.environ, **(env or {})}
+        self.grpc_port = free_port()  # GRPC_PORT in ``env`` wins ("0": off)
+        self.env = {**os.environ, "GRPC_PORT": str(self.grpc_port), **(env or {})}
+        self.grpc_target = f"127.0.0.1:{self.env['GRPC_PORT']}"
         self.workers = workers
         self.log_path = log_path
         self.app = app

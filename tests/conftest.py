@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,6 +10,10 @@ import pytest
 import torch
 
 from testkit.mnist import find_data_root
+
+# An app a test builds in this process serves no gRPC unless it asks for it: several in one run would
+# otherwise each take port 8001. (testkit's ServiceProcess gives its service a free port of its own.)
+os.environ.setdefault("GRPC_PORT", "0")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHIPPED_STORE = REPO_ROOT / "model_store" / "checkpoints"

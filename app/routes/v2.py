@@ -7,7 +7,7 @@ import time
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
 
-from .. import __version__
+from .. import v2codec
 from ..deps import ModelDep, RuntimeDep, path_parameters
 from ..encoding import decompress
 from ..errors import ModelNotFound
@@ -17,7 +17,7 @@ from ..pipeline import infer as run_inference
 from ..pipeline import serving
 from ..runtime import ServedModel
 from ..schemas import V2InferRequest, V2InferResponse, V2ModelMetadata, V2ModelReady, V2ServerMetadata
-from ..v2codec import HEADER_LENGTH, encode_response, output_metadata, parse_request
+from ..v2codec import HEADER_LENGTH, SERVER_METADATA, encode_response, parse_request
 
 router = APIRouter(prefix="/v2", tags=["v2 (Open Inference Protocol)"])
 
@@ -38,21 +38,11 @@ BINARY_RESPONSE = {
 @router.get("", response_model=V2ServerMetadata)
 async def server_metadata() -> JSONResponse:
     """Server name, version and protocol extensions."""
-    return JSONResponse({"name": "vit-digits", "version": __version__, "extensions": []})
+    return JSONResponse(SERVER_METADATA)
 
 
 def _metadata(served: ServedModel) -> dict:
-    return {
-        "name": served.name,
-        "versions": ["1"],
-        "platform": f"pytorch_{served.card.arch}",
-        "inputs": [
-            {"name": "image", "datatype": "UINT8", "shape": [-1, 28, 28]},
-            {"name": "image", "datatype": "FP32", "shape": [-1, 1, 28, 28]},
-            {"name": "image_bytes", "datatype": "BYTES", "shape": [-1]},
-        ],
-        "outputs": output_metadata(len(served.card.labels)),
-    }
+    return v2codec.model_metadata(served.name, served.card.arch, len(served.card.labels))
 
 
 @router.get("/models/{name}", response_model=V2ModelMetadata, responses=errors(404, 503, v2=True))

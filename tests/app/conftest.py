@@ -42,7 +42,8 @@ def test_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def make_settings(store: Path, **overrides: object) -> Settings:
-    values: dict = {"model_store_dir": store, "device": "cpu", "torch_threads": 1, "log_level": "warning"}
+    values: dict = {"model_store_dir": store, "device": "cpu", "torch_threads": 1, "log_level": "warning",
+                    "grpc_port": 0}  # fmt: skip
     values.update(overrides)
     return Settings(**values)
 

@@ -13,23 +13,13 @@ import httpx
 import pytest
 
 from app.supervisor import ENGINE_MALLOC
+from testkit.server import child_commands as children
 from testkit.server import wait_for
 
 from .conftest import VIT
 
 PIXELS = {"pixels": [[0] * 10 + [255] * 8 + [0] * 10] * 28}
 PREDICT = f"/v1/models/{VIT}/predict"
-
-
-def children(pid: int) -> dict[int, str]:
-    """pid -> command line of the supervisor's children."""
-    out = {}
-    for child in open(f"/proc/{pid}/task/{pid}/children").read().split():
-        try:
-            out[int(child)] = open(f"/proc/{child}/cmdline", "rb").read().replace(b"\0", b" ").decode()
-        except FileNotFoundError:
-            continue
-    return out
 
 
 def ready(url: str) -> bool:

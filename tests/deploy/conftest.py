@@ -39,10 +39,21 @@ def serve_argv(runtime) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def exposed_port(runtime) -> int:
+def exposed_ports(runtime) -> tuple[int, int]:
+    """The runtime image's EXPOSE: HTTP, then gRPC (the Open Inference Protocol)."""
     ports = [p.split("/")[0] for ins in runtime.all("EXPOSE") for p in ins.args.split()]
-    assert len(ports) == 1, f"the runtime image should expose exactly one port, not {ports}"
-    return int(ports[0])
+    assert len(ports) == 2, f"the runtime image should expose HTTP and gRPC, not {ports}"
+    return int(ports[0]), int(ports[1])
+
+
+@pytest.fixture(scope="session")
+def exposed_port(exposed_ports) -> int:
+    return exposed_ports[0]
+
+
+@pytest.fixture(scope="session")
+def exposed_grpc_port(exposed_ports) -> int:
+    return exposed_ports[1]
 
 
 @pytest.fixture(scope="session")

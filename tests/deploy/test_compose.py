@@ -22,10 +22,10 @@ from deployfiles import (
 )
 
 
-def test_compose_api_port_matches_the_image(compose, exposed_port):
+def test_compose_api_ports_match_the_image(compose, exposed_ports):
     _, spec = compose
     ports = spec["services"]["api"]["ports"]
-    assert len(ports) == 1 and str(ports[0]).split(":")[-1] == str(exposed_port), ports
+    assert [str(p).split(":")[-1] for p in ports] == [str(p) for p in exposed_ports], ports
 
 
 def test_compose_healthcheck_is_the_images(compose, runtime):
@@ -71,12 +71,13 @@ def test_compose_restart_and_shutdown(compose, app_env):
     )
 
 
-def test_compose_serves_on_the_published_port(compose, exposed_port):
-    """HOST/PORT are fixed, not passed through: a PORT in the operator's shell must not move the server
-    away from the published port and the healthcheck."""
+def test_compose_serves_on_the_published_ports(compose, exposed_port, exposed_grpc_port):
+    """HOST/PORT/GRPC_PORT are fixed, not passed through: a PORT in the operator's shell must not move
+    the server away from the published ports and the healthcheck."""
     _, spec = compose
     env = env_of(spec["services"]["api"])
     assert env["HOST"] == "0.0.0.0" and env["PORT"] == str(exposed_port), env
+    assert env["GRPC_PORT"] == str(exposed_grpc_port), env
 
 
 def test_compose_api_runs_read_only(compose):

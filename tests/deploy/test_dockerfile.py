@@ -30,11 +30,14 @@ def test_cmd_is_the_apps_entry_point(serve_argv):
     assert callable(getattr(main, "main", None)), "app/__main__.py runs main()"
 
 
-def test_served_host_and_port_match_expose(runtime, app_env, exposed_port):
-    """HOST and PORT are settings: the image's ENV, else Settings' defaults, must serve EXPOSE."""
+def test_served_host_and_ports_match_expose(runtime, app_env, exposed_port, exposed_grpc_port):
+    """HOST, PORT and GRPC_PORT are settings: the image's ENV, else Settings' defaults, must serve EXPOSE."""
     env = runtime.env()
     assert env.get("HOST", app_env["HOST"]) == "0.0.0.0", "listen on every interface of the container"
     assert int(env.get("PORT", app_env["PORT"])) == exposed_port, "served port and EXPOSE disagree"
+    assert int(env.get("GRPC_PORT", app_env["GRPC_PORT"])) == exposed_grpc_port, (
+        "gRPC port and EXPOSE disagree"
+    )
 
 
 def test_cmd_app_object_exists():

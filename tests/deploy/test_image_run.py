@@ -125,7 +125,7 @@ def test_image_command_serves_turns_healthy_and_drains(
     port = free_port()
     assert serve_argv[0] == "python", serve_argv
     argv = [sys.executable, *serve_argv[1:]]
-    env.update(HOST="127.0.0.1", PORT=str(port))  # settings, as the container could be given them
+    env.update(HOST="127.0.0.1", PORT=str(port), GRPC_PORT=str(free_port()))  # as the container's settings
     check = healthcheck_argv(runtime.last("HEALTHCHECK"))
     check[2] = check[2].replace(f"127.0.0.1:{exposed_port}", f"127.0.0.1:{port}")
     log = tmp_path / "server.log"

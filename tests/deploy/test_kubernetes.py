@@ -111,15 +111,19 @@ def test_rendering_matches_real_kustomize(name):
 # --- the pod against the image and the app ----------------------------------------------------------
 
 
-def test_pod_runs_the_images_command_on_its_port(overlay, serve_argv, exposed_port, app_env):
+def test_pod_runs_the_images_command_on_its_ports(overlay, serve_argv, exposed_ports, app_env):
     for doc in workloads(overlay):
         (container,) = pod_spec(doc)["containers"]
         assert container["command"] == serve_argv == ["python", "-m", "app"]
-        (port,) = container["ports"]
-        assert port["containerPort"] == exposed_port
+        ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+        if doc["kind"] == "InferenceService":  # KServe routes one port per container: HTTP
+            assert list(ports.values()) == [exposed_ports[0]], ports
+        else:
+            assert ports == {"http": exposed_ports[0], "grpc": exposed_ports[1]}
         env = env_dict(container)
         assert env.get("HOST", app_env["HOST"]) == "0.0.0.0"
-        assert int(env.get("PORT", app_env["PORT"])) == exposed_port
+        assert int(env.get("PORT", app_env["PORT"])) == exposed_ports[0]
+        assert int(env.get("GRPC_PORT", app_env["GRPC_PORT"])) == exposed_ports[1]
 
 
 def test_pod_env_is_real_settings(overlay, app_settings, app_env, monkeypatch):
@@ -208,9 +212,11 @@ def test_service_and_monitors_select_the_pods(overlay, serves_get):
     pod_labels = docs["Deployment"]["spec"]["template"]["metadata"]["labels"]
     service = docs["Service"]
     assert service["spec"]["selector"].items() <= pod_labels.items()
-    (port,) = service["spec"]["ports"]
+    ports = {p["name"]: p for p in service["spec"]["ports"]}
     container_ports = {p["name"] for p in pod_spec(docs["Deployment"])["containers"][0]["ports"]}
-    assert port["targetPort"] in container_ports
+    assert {p["targetPort"] for p in ports.values()} == container_ports
+    assert ports["grpc"].get("appProtocol") == "kubernetes.io/h2c", "gRPC is HTTP/2 in the clear"
+    port = ports["http"]
     assert docs["PodDisruptionBudget"]["spec"]["selector"]["matchLabels"].items() <= pod_labels.items()
     monitor = docs["ServiceMonitor"]
     assert monitor["apiVersion"] == "monitoring.coreos.com/v1"

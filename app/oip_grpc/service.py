@@ -1,0 +1,189 @@
+"""The GRPCInferenceService's methods, thin adapters over what the REST routes run: ``app.v2codec``
+parses the input tensor and names the outputs, ``app.pipeline.infer`` runs it through the engine.
+
+A ServiceError becomes the gRPC status its HTTP code stands for (400 -> INVALID_ARGUMENT, 404 ->
+NOT_FOUND, 503 -> UNAVAILABLE with a ``retry-after`` trailer, 504 -> DEADLINE_EXCEEDED, ...), with the
+same message. Every call is counted in ``vit_digits_requests`` (method ``GRPC``, route the gRPC method's
+path, status the HTTP code it stands for), so one set of alerts covers both protocols.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+
+from ..errors import ModelNotFound, ServiceError
+from ..inputs import INLINE_MAX_BYTES, preprocess_all
+from ..pipeline import infer
+from ..runtime import Runtime, ServedModel
+from ..v2codec import (
+    OUTPUTS,
+    SERVER_METADATA,
+    Tensor,
+    V2Error,
+    model_metadata,
+    output_tensors,
+    parse_tensor,
+    requested_outputs,
+)
+from . import messages as pb
+
+log = logging.getLogger("app.grpc")
+
+# HTTP status -> gRPC status code (what each of the service's errors means on the other protocol)
+CODES = {
+    400: grpc.StatusCode.INVALID_ARGUMENT,
+    404: grpc.StatusCode.NOT_FOUND,
+    413: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    415: grpc.StatusCode.INVALID_ARGUMENT,
+    422: grpc.StatusCode.INVALID_ARGUMENT,
+    499: grpc.StatusCode.CANCELLED,
+    503: grpc.StatusCode.UNAVAILABLE,
+    504: grpc.StatusCode.DEADLINE_EXCEEDED,
+}
+# Where each datatype's values travel when they are not sent raw (InferTensorContents)
+CONTENTS = {"UINT8": "uint_contents", "FP32": "fp32_contents", "BYTES": "bytes_contents"}
+
+Method = Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]
+
+
+class InferenceService:
+    """The service's methods over one worker's Runtime (``handler`` registers them with a server)."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        methods = {
+            "ServerLive": self.server_live,
+            "ServerReady": self.server_ready,
+            "ModelReady": self.model_ready,
+            "ServerMetadata": self.server_metadata,
+            "ModelMetadata": self.model_metadata,
+            "ModelInfer": self.model_infer,
+        }
+        assert methods.keys() == pb.METHODS.keys(), "inference.proto and the methods served differ"
+        return grpc.method_handlers_generic_handler(
+            pb.SERVICE,
+            {
+                name: grpc.unary_unary_rpc_method_handler(
+                    self._counted(name, method),
+                    request_deserializer=pb.METHODS[name][0].FromString,
+                    response_serializer=pb.METHODS[name][1].SerializeToString,
+                )
+                for name, method in methods.items()
+            },
+        )
+
+    def _counted(self, name: str, method: Method) -> Method:
+        """The method, counted and timed in the HTTP metrics, with ServiceErrors turned into statuses."""
+        metrics = self.runtime.metrics
+        route = f"/{pb.SERVICE}/{name}"
+        seconds = metrics.request_seconds.labels(route)
+
+        async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            start = time.perf_counter()
+            status = 500
+            try:
+                response = await method(request, context)
+                status = 200
+                return response
+            except ServiceError as exc:
+                status = exc.status_code
+                if exc.headers and "Retry-After" in exc.headers:
+                    context.set_trailing_metadata((("retry-after", exc.headers["Retry-After"]),))
+                await context.abort(CODES.get(status, grpc.StatusCode.INTERNAL), exc.message)
+            except asyncio.CancelledError:  # the client left or its deadline passed: grpc cancels us
+                status = 499
+                raise
+            except grpc.aio.AbortError:
+                raise
+            except Exception:
+                log.exception("gRPC %s failed", name)
+                await context.abort(grpc.StatusCode.INTERNAL, f"{name} failed on the server")
+            finally:
+                metrics.requests.labels(route, "GRPC", str(status)).inc()
+                seconds.observe(time.perf_counter() - start)
+
+        return call
+
+    # ---------------------------------------------------------------------------- health, metadata
+
+    async def server_live(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        return pb.ServerLiveResponse(live=True)
+
+    async def server_ready(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        return pb.ServerReadyResponse(ready=self.runtime.ready)
+
+    async def model_ready(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        self._model(request.name, request.version)
+        return pb.ModelReadyResponse(ready=self.runtime.ready)
+
+    async def server_metadata(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        return pb.ServerMetadataResponse(**SERVER_METADATA)
+
+    async def model_metadata(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        served = self._model(request.name, request.version)
+        meta = model_metadata(served.name, served.card.arch, len(served.card.labels))
+        return pb.ModelMetadataResponse(**meta)
+
+    def _model(self, name: str, version: str, for_inference: bool = False) -> ServedModel:
+        if version not in ("", "1"):
+            raise ModelNotFound(f"unknown version '{version}': each model has one version, '1'")
+        runtime = self.runtime
+        return runtime.model_for_inference(name) if for_inference else runtime.model(name)
+
+    # ---------------------------------------------------------------------------------- inference
+
+    async def model_infer(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        started = time.monotonic()
+        runtime = self.runtime
+        served = self._model(request.model_name, request.model_version, for_inference=True)
+        names = requested_outputs([out.name for out in request.outputs])
+        tensor = _input(request)
+        max_images = runtime.settings.max_batch_images
+        if tensor.raw is not None and len(tensor.raw) > INLINE_MAX_BYTES:
+            images, encoded = await runtime.run_cpu(parse_tensor, tensor, max_images)
+        else:  # small tensors parse faster here than through a thread hop
+            images, encoded = parse_tensor(tensor, max_images)
+        if encoded is not None:  # encoded pictures: the upload preprocessing, off the event loop
+            batch = await runtime.run_cpu(preprocess_all, encoded, runtime.settings)
+        else:
+            assert images is not None
+            batch = list(images)
+        answer = await infer(None, runtime, served, batch, started)
+        classes = len(served.card.labels)
+        out = answer.outputs
+        tensors = output_tensors(out[:, :classes], out[:, classes], served.digit_threshold)
+        response = pb.ModelInferResponse(model_name=served.name, model_version="1", id=request.id)
+        for name in names:
+            arr = tensors[name]
+            response.outputs.add(name=name, datatype=OUTPUTS[name], shape=arr.shape)
+            response.raw_output_contents.append(arr.tobytes())
+        return response
+
+
+def _input(request: Any) -> Tensor:
+    """The request's one input tensor, its elements raw or typed."""
+    if len(request.inputs) != 1:
+        raise V2Error(f"the request has {len(request.inputs)} inputs: send exactly one")
+    given = request.inputs[0]
+    raws = request.raw_input_contents
+    if raws and len(raws) != 1:
+        raise V2Error(f"raw_input_contents has {len(raws)} entries for 1 input")
+    field = CONTENTS.get(given.datatype)
+    values = getattr(given.contents, field) if field is not None else None
+    if raws and values:
+        raise V2Error(f"input '{given.name}' has both raw_input_contents and typed contents: send one")
+    return Tensor(
+        given.name,
+        given.datatype,
+        list(given.shape),
+        raw=bytes(raws[0]) if raws else None,
+        values=list(values) if values else None,
+    )

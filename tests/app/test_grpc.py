@@ -1,0 +1,265 @@
+"""The Open Inference Protocol over gRPC on a real ``python -m app``: the official tritonclient.grpc,
+the protocol's typed contents through a plain channel, errors as gRPC statuses, metrics, drain on
+SIGTERM, and a port someone else holds."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import grpc
+import httpx
+import numpy as np
+import pytest
+
+from app.oip_grpc import messages as pb
+from testkit.metrics import total
+from testkit.server import ServiceProcess, wait_for
+from testkit.server import child_commands as children
+
+from .conftest import CNN, VIT, png_bytes
+
+tritonclient_grpc = pytest.importorskip("tritonclient.grpc")
+from tritonclient.utils import InferenceServerException  # noqa: E402
+
+INFER = f"/{pb.SERVICE}/ModelInfer"
+
+
+def rest_v2(server: ServiceProcess, name: str, images: np.ndarray) -> dict[str, list]:
+    """The same images through the REST route: what gRPC must answer too."""
+    body = {"inputs": [{"name": "image", "datatype": "UINT8", "shape": list(images.shape),
+                        "data": images.ravel().tolist()}]}  # fmt: skip
+    r = httpx.post(f"{server.url}/v2/models/{name}/infer", json=body, timeout=30)
+    assert r.status_code == 200, r.text
+    return {o["name"]: np.reshape(o["data"], o["shape"]).tolist() for o in r.json()["outputs"]}
+
+
+def call(target: str, request: object) -> object:
+    """ModelInfer through a plain channel with the service's own messages (typed contents, no client)."""
+    with grpc.insecure_channel(target) as channel:
+        method = channel.unary_unary(
+            INFER,
+            request_serializer=pb.ModelInferRequest.SerializeToString,
+            response_deserializer=pb.ModelInferResponse.FromString,
+        )
+        return method(request, timeout=30)
+
+
+def test_tritonclient_grpc_answers_as_rest_does(start_server, digits):
+    server = start_server(workers=2)
+    images, _ = digits
+    client = tritonclient_grpc.InferenceServerClient(server.grpc_target)
+    try:
+        assert client.is_server_live() and client.is_server_ready()
+        assert client.is_model_ready(VIT) and client.is_model_ready(CNN, model_version="1")
+        assert client.get_server_metadata(as_json=True)["name"] == "vit-digits"
+        meta = client.get_model_metadata(VIT, as_json=True)
+        assert {"name": "image_bytes", "datatype": "BYTES", "shape": ["-1"]} in meta["inputs"]
+        assert [o["name"] for o in meta["outputs"]] == ["probabilities", "digit", "digit_score", "is_digit"]
+        for name in (VIT, CNN):
+            want = rest_v2(server, name, images)
+            inp = tritonclient_grpc.InferInput("image", list(images.shape), "UINT8")
+            inp.set_data_from_numpy(images)
+            res = client.infer(name, [inp], request_id="42")
+            assert res.get_response().id == "42" and res.get_response().model_version == "1"
+            assert np.allclose(res.as_numpy("probabilities"), want["probabilities"], atol=1e-6)
+            assert res.as_numpy("digit").tolist() == want["digit"]
+            assert res.as_numpy("is_digit").tolist() == want["is_digit"]
+            assert np.allclose(res.as_numpy("digit_score"), want["digit_score"], atol=1e-4)
+            fp32 = (images[:, None] / 255.0).astype(np.float32)
+            inp = tritonclient_grpc.InferInput("image", list(fp32.shape), "FP32")
+            inp.set_data_from_numpy(fp32)
+            only = client.infer(name, [inp], outputs=[tritonclient_grpc.InferRequestedOutput("digit")])
+            assert [o.name for o in only.get_response().outputs] == ["digit"]
+            assert only.as_numpy("digit").tolist() == want["digit"]
+        # Encoded pictures (BYTES), preprocessed as /v1 uploads are: the same answers as /v1.
+        pictures = [
+            png_bytes(images[0]),
+            png_bytes(255 - images[1]),
+            png_bytes(np.kron(images[2], np.ones((8, 8)))),
+        ]
+        files = [("files", (f"{i}.png", p, "image/png")) for i, p in enumerate(pictures)]
+        v1 = httpx.post(f"{server.url}/v1/models/{VIT}/predict/batch", files=files, timeout=30).json()
+        inp = tritonclient_grpc.InferInput("image_bytes", [len(pictures)], "BYTES")
+        inp.set_data_from_numpy(np.array(pictures, dtype=np.object_))
+        res = client.infer(VIT, [inp])
+        assert np.allclose(
+            res.as_numpy("probabilities"), [p["probabilities"] for p in v1["predictions"]], atol=1e-5
+        )
+    finally:
+        client.close()
+    # The protocol's typed contents, as a client without the raw extension sends them.
+    want = rest_v2(server, CNN, images[:2])
+    request = pb.ModelInferRequest(model_name=CNN)
+    request.inputs.add(name="image", datatype="UINT8", shape=[2, 28, 28]).contents.uint_contents.extend(
+        images[:2].ravel().tolist()
+    )
+    reply = call(server.grpc_target, request)
+    assert [o.name for o in reply.outputs] == ["probabilities", "digit", "digit_score", "is_digit"]
+    assert np.frombuffer(reply.raw_output_contents[1], "<i8").tolist() == want["digit"]
+    request = pb.ModelInferRequest(model_name=VIT)
+    request.inputs.add(name="image_bytes", datatype="BYTES", shape=[1]).contents.bytes_contents.append(
+        pictures[0]
+    )
+    reply = call(server.grpc_target, request)
+    assert np.frombuffer(reply.raw_output_contents[1], "<i8")[0] == v1["predictions"][0]["digit"]
+    # Every call counted in the service's one /metrics, whichever worker took it.
+    samples = server.metrics()
+    assert total(samples, "vit_digits_requests_total", method="GRPC", route=INFER, status="200") == 7
+
+
+def test_grpc_errors_are_statuses_that_say_what_is_wrong(start_server, digits):
+    server = start_server(workers=1)
+    images, _ = digits
+    good = images[:2]
+
+    def request(**changes: object) -> object:
+        r = pb.ModelInferRequest(
+            model_name=changes.pop("model", CNN), model_version=changes.pop("version", "")
+        )
+        t = r.inputs.add(name=changes.pop("name", "image"), datatype=changes.pop("datatype", "UINT8"),
+                         shape=changes.pop("shape", [2, 28, 28]))  # fmt: skip
+        r.raw_input_contents.append(changes.pop("raw", good.tobytes()))
+        for name in changes.pop("outputs", []):
+            r.outputs.add(name=name)
+        if changes.pop("typed_too", False):
+            t.contents.uint_contents.append(1)
+        if changes.pop("two_inputs", False):
+            r.inputs.add(name="image", datatype="UINT8", shape=[2, 28, 28])
+        assert not changes
+        return r
+
+    NOT_FOUND, INVALID, TOO_LARGE = (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT,
+                                     grpc.StatusCode.RESOURCE_EXHAUSTED)  # fmt: skip
+    cases = {
+        "unknown model": (request(model="nope"), NOT_FOUND, "unknown model"),
+        "unknown version": (request(version="2"), NOT_FOUND, "unknown version"),
+        "shape": (request(shape=[2, 28, 27]), INVALID, r"shape \[N,28,28\]"),
+        "short raw": (request(raw=good.tobytes()[:-1]), INVALID, "1567 bytes"),
+        "datatype": (request(datatype="INT32"), INVALID, "use UINT8 or FP32"),
+        "input name": (request(name="input__0"), INVALID, "unknown input"),
+        "output name": (request(outputs=["logits"]), INVALID, "unknown output 'logits'"),
+        "raw and typed": (request(typed_too=True), INVALID, "both raw_input_contents and typed"),
+        "two inputs": (request(two_inputs=True), INVALID, "send exactly one"),
+        "too many": (request(shape=[65, 28, 28], raw=bytes(65 * 784)), TOO_LARGE, "at most 64"),
+        "not a picture": (
+            request(name="image_bytes", datatype="BYTES", shape=[1], raw=b"\5\0\0\0hello"),
+            INVALID, "image 0",
+        ),
+    }  # fmt: skip
+    for why, (req, code, message) in cases.items():
+        with pytest.raises(grpc.RpcError) as caught:
+            call(server.grpc_target, req)
+        assert caught.value.code() == code, (why, caught.value.code(), caught.value.details())
+        assert re.search(message, caught.value.details()), (why, caught.value.details())
+    client = tritonclient_grpc.InferenceServerClient(server.grpc_target)
+    try:
+        with pytest.raises(InferenceServerException, match="unknown model"):
+            client.is_model_ready("nope")
+        with pytest.raises(InferenceServerException, match="unknown model"):
+            client.get_model_metadata("nope")
+    finally:
+        client.close()
+    samples = server.metrics()
+    assert total(samples, "vit_digits_requests_total", method="GRPC", route=INFER, status="400") == 8
+    assert total(samples, "vit_digits_requests_total", method="GRPC", status="500") == 0
+
+
+def test_sigterm_answers_grpc_calls_in_progress(start_server, digits):
+    per_call, n_calls = 256, 6
+    server = start_server(workers=1, MAX_BATCH_SIZE="1", MAX_QUEUE_SIZE="8192",
+                          MAX_BATCH_IMAGES=str(per_call), REQUEST_TIMEOUT_S="120")  # fmt: skip
+    images, _ = digits
+    batch = np.resize(images, (per_call, 28, 28))
+
+    def infer() -> np.ndarray:
+        client = tritonclient_grpc.InferenceServerClient(server.grpc_target)
+        try:
+            inp = tritonclient_grpc.InferInput("image", list(batch.shape), "UINT8")
+            inp.set_data_from_numpy(batch)
+            return client.infer(VIT, [inp], client_timeout=120).as_numpy("digit")
+        finally:
+            client.close()
+
+    with ThreadPoolExecutor(n_calls) as pool:
+        futures = [pool.submit(infer) for _ in range(n_calls)]
+        deadline = time.monotonic() + 30
+        while True:  # until every call has reached the batcher, with plenty still queued
+            samples = server.metrics()
+            pending = total(samples, "vit_digits_pending_requests", model=VIT)
+            if pending + total(samples, "vit_digits_inference_count", model=VIT) >= n_calls * per_call:
+                break
+            assert time.monotonic() < deadline, "calls never reached the batcher"
+            time.sleep(0.005)  # polling another process's /metrics: no event to wait on across processes
+        assert pending > 100, "the model drained the queue before the signal: test is not meaningful"
+        server.proc.send_signal(signal.SIGTERM)
+        answers = [f.result(timeout=60) for f in futures]  # the timeout only catches a hang
+    assert server.proc.wait(timeout=30) == 0, server.log()
+    assert all(len(a) == per_call for a in answers)
+
+
+def test_grpc_through_a_killed_worker_and_a_killed_engine(start_server, digits):
+    """A SIGKILLed worker: new calls reach the other, and its replacement listens again. A SIGKILLed engine:
+    ServerReady turns false and calls get UNAVAILABLE at once (with retry-after), until it is back."""
+    server = start_server(workers=2)
+    images, _ = digits
+    request = pb.ModelInferRequest(model_name=VIT, raw_input_contents=[images[:1].tobytes()])
+    request.inputs.add(name="image", datatype="UINT8", shape=[1, 28, 28])
+    procs = children(server.proc.pid)
+    workers = [pid for pid, c in procs.items() if "app.worker" in c]
+    os.kill(workers[0], signal.SIGKILL)
+    # Until the killed process has exited (every thread: its sockets close with the last), the kernel
+    # may still hand a connection to its listener (reset: UNAVAILABLE, which gRPC clients retry); HTTP's
+    # one shared socket has no such window. Reaped by the supervisor = exited.
+    assert wait_for(lambda: workers[0] not in children(server.proc.pid), 10)
+    for _ in range(6):  # a new channel each time: the kernel hands it to a live worker's listener
+        assert len(call(server.grpc_target, request).raw_output_contents) == 4
+    assert wait_for(
+        lambda: len([c for c in children(server.proc.pid).values() if "app.worker" in c]) == 2, 60
+    )
+    assert wait_for(lambda: server_ready(server.grpc_target), 60), "not ready after the worker's replacement"
+    [engine] = [pid for pid, c in children(server.proc.pid).items() if "app.engine" in c]
+    os.kill(engine, signal.SIGKILL)
+    assert wait_for(lambda: not server_ready(server.grpc_target), 10), "still ready with the engine gone"
+    started = time.monotonic()
+    try:
+        call(server.grpc_target, request)  # succeeds only if the new engine was already up
+    except grpc.RpcError as exc:
+        assert exc.code() == grpc.StatusCode.UNAVAILABLE, exc
+        assert dict(exc.trailing_metadata())["retry-after"] == "1"
+        assert time.monotonic() - started < 5, "not at once: waited for the engine"
+    assert wait_for(lambda: server_ready(server.grpc_target), 120), "not ready after the engine's restart"
+    assert len(call(server.grpc_target, request).raw_output_contents) == 4
+
+
+def server_ready(target: str) -> bool:
+    try:
+        with grpc.insecure_channel(target) as channel:
+            method = channel.unary_unary(
+                f"/{pb.SERVICE}/ServerReady",
+                request_serializer=pb.ServerReadyRequest.SerializeToString,
+                response_deserializer=pb.ServerReadyResponse.FromString,
+            )
+            return method(pb.ServerReadyRequest(), timeout=5).ready
+    except grpc.RpcError:
+        return False
+
+
+def test_a_grpc_port_someone_holds_stops_the_start_with_a_reason(test_store):
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        env = {"MODEL_STORE_DIR": str(test_store), "DEVICE": "cpu", "GRPC_PORT": str(port)}
+        server = ServiceProcess(env, workers=1).spawn()
+        try:
+            code = server.proc.wait(timeout=60)
+        finally:
+            server.stop()
+    assert code != 0 and f"GRPC_PORT {port} is in use" in server.log(), server.log()
+    off = ServiceProcess({"MODEL_STORE_DIR": str(test_store), "DEVICE": "cpu", "GRPC_PORT": "0"}, workers=1)
+    with off:  # GRPC_PORT=0: HTTP alone
+        assert httpx.get(f"{off.url}/v2/health/ready").status_code == 200
+        assert "gRPC" not in off.log()
