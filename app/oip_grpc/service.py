@@ -42,7 +42,6 @@ CODES = {
     413: grpc.StatusCode.RESOURCE_EXHAUSTED,
     415: grpc.StatusCode.INVALID_ARGUMENT,
     422: grpc.StatusCode.INVALID_ARGUMENT,
-    499: grpc.StatusCode.CANCELLED,
     503: grpc.StatusCode.UNAVAILABLE,
     504: grpc.StatusCode.DEADLINE_EXCEEDED,
 }
@@ -147,7 +146,7 @@ class InferenceService:
         names = requested_outputs([out.name for out in request.outputs])
         tensor = _input(request)
         max_images = runtime.settings.max_batch_images
-        if tensor.raw is not None and len(tensor.raw) > INLINE_MAX_BYTES:
+        if len(tensor.raw or b"") + 4 * len(tensor.values or ()) > INLINE_MAX_BYTES:
             images, encoded = await runtime.run_cpu(parse_tensor, tensor, max_images)
         else:  # small tensors parse faster here than through a thread hop
             images, encoded = parse_tensor(tensor, max_images)
@@ -185,5 +184,5 @@ def _input(request: Any) -> Tensor:
         given.datatype,
         list(given.shape),
         raw=bytes(raws[0]) if raws else None,
-        values=list(values) if values else None,
+        values=values or None,  # the message's own sequence: read where it is parsed
     )

@@ -92,11 +92,12 @@ def test_tritonclient_grpc_answers_as_rest_does(start_server, digits):
         )
     finally:
         client.close()
-    # The protocol's typed contents, as a client without the raw extension sends them.
-    want = rest_v2(server, CNN, images[:2])
+    # The protocol's typed contents, as a client without the raw extension sends them (three images:
+    # parsed off the event loop, as a large tensor is).
+    want = rest_v2(server, CNN, images[:3])
     request = pb.ModelInferRequest(model_name=CNN)
-    request.inputs.add(name="image", datatype="UINT8", shape=[2, 28, 28]).contents.uint_contents.extend(
-        images[:2].ravel().tolist()
+    request.inputs.add(name="image", datatype="UINT8", shape=[3, 28, 28]).contents.uint_contents.extend(
+        images[:3].ravel().tolist()
     )
     reply = call(server.grpc_target, request)
     assert [o.name for o in reply.outputs] == ["probabilities", "digit", "digit_score", "is_digit"]
