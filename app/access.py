@@ -25,46 +25,29 @@ AccessLog = Literal["off", "errors", "all"]
 ERROR_LINES_PER_S = 50
 
 
-def _client_id(scope: Scope) -> str | None:
+def request_id(sent: bytes | None) -> str:
+    """The client's own ID when it sent a sane one, else a new one."""
+    return sent.decode() if sent is not None and SANE_ID.fullmatch(sent) else os.urandom(8).hex()
+
+
+def _sent_id(scope: Scope) -> bytes | None:
     for name, value in scope["headers"]:
         if name == HEADER:
-            return value.decode() if SANE_ID.fullmatch(value) else None
+            return value
     return None
 
 
-class RequestIdMiddleware:
-    """Pure ASGI: names the request (``scope["state"]["request_id"]``, which handlers read as
-    ``request.state.request_id``), adds the header to its response and writes its access line."""
+class AccessLine:
+    """Which requests get an access line (``ACCESS_LOG``), error lines held to ERROR_LINES_PER_S a
+    second with a count of those left out; one per protocol server of a worker (HTTP, gRPC)."""
 
-    def __init__(
-        self, app: ASGIApp, access_log: AccessLog = "errors", clock: Callable[[], float] = time.monotonic
-    ) -> None:
-        self.app = app
+    def __init__(self, access_log: AccessLog = "errors", clock: Callable[[], float] = time.monotonic) -> None:
         self.access_log = access_log
         self.clock = clock
         self._second, self._lines, self._left_out = 0, 0, 0  # the error lines of the current second
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        rid = _client_id(scope) or os.urandom(8).hex()
-        scope.setdefault("state", {})["request_id"] = rid
-        start = time.perf_counter()
-        status = 500  # nothing sent: the server failed before answering
-
-        async def send_with_id(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-                message = {**message, "headers": [*message.get("headers", ()), (HEADER, rid.encode())]}
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_with_id)
-        finally:
-            if self.access_log == "all" or (self.access_log == "errors" and status >= 400 and self._room()):
-                self._write(scope, rid, status, 1000 * (time.perf_counter() - start))
+    def wanted(self, status: int) -> bool:
+        return self.access_log == "all" or (self.access_log == "errors" and status >= 400 and self._room())
 
     def _room(self) -> bool:
         """Whether this second has room for another error line (and the last one's tally said)."""
@@ -82,14 +65,49 @@ class RequestIdMiddleware:
         self._lines += 1
         return True
 
-    @staticmethod
-    def _write(scope: Scope, rid: str, status: int, ms: float) -> None:
-        client = scope.get("client")
-        fields = {
-            "request_id": rid, "method": scope["method"], "path": scope["path"], "status": status,
-            "duration_ms": round(ms, 2), "client": client[0] if client else None,
-        }  # fmt: skip
-        log.log(
-            logging.WARNING if status >= 500 else logging.INFO,
-            "%s %s %d %.1f ms id=%s", scope["method"], scope["path"], status, ms, rid, extra=fields,
-        )  # fmt: skip
+
+class RequestIdMiddleware:
+    """Pure ASGI: names the request (``scope["state"]["request_id"]``, which handlers read as
+    ``request.state.request_id``), adds the header to its response and writes its access line."""
+
+    def __init__(
+        self, app: ASGIApp, access_log: AccessLog = "errors", clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.app = app
+        self.lines = AccessLine(access_log, clock)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        rid = request_id(_sent_id(scope))
+        scope.setdefault("state", {})["request_id"] = rid
+        start = time.perf_counter()
+        status = 500  # nothing sent: the server failed before answering
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message = {**message, "headers": [*message.get("headers", ()), (HEADER, rid.encode())]}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            if self.lines.wanted(status):
+                client = scope.get("client")
+                write(scope["method"], scope["path"], status, 1000 * (time.perf_counter() - start), rid,
+                      client[0] if client else None)  # fmt: skip
+
+
+def write(method: str, path: str, status: int, ms: float, rid: str, client: str | None) -> None:
+    """One access line: a warning for a server error, else info."""
+    fields = {
+        "request_id": rid, "method": method, "path": path, "status": status, "duration_ms": round(ms, 2),
+        "client": client,
+    }  # fmt: skip
+    log.log(
+        logging.WARNING if status >= 500 else logging.INFO,
+        "%s %s %d %.1f ms id=%s", method, path, status, ms, rid, extra=fields,
+    )  # fmt: skip

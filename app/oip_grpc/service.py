@@ -4,7 +4,9 @@ parses the input tensor and names the outputs, ``app.pipeline.infer`` runs it th
 A ServiceError becomes the gRPC status its HTTP code stands for (400 -> INVALID_ARGUMENT, 404 ->
 NOT_FOUND, 503 -> UNAVAILABLE with a ``retry-after`` trailer, 504 -> DEADLINE_EXCEEDED, ...), with the
 same message. Every call is counted in ``vit_digits_requests`` (method ``GRPC``, route the gRPC method's
-path, status the HTTP code it stands for), so one set of alerts covers both protocols.
+path, status the HTTP code it stands for), so one set of alerts covers both protocols, and written to the
+access log as HTTP requests are (``ACCESS_LOG``), its ID the client's ``x-request-id`` metadata or a new
+one, sent back in the trailing metadata.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 import grpc
 
+from ..access import AccessLine, request_id, write
 from ..errors import ModelNotFound, ServiceError
 from ..inputs import INLINE_MAX_BYTES, preprocess_all
 from ..pipeline import infer
@@ -56,6 +59,7 @@ class InferenceService:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
+        self.lines = AccessLine(runtime.settings.access_log)  # the access log, as HTTP writes it
 
     def handler(self) -> grpc.GenericRpcHandler:
         methods = {
@@ -88,15 +92,20 @@ class InferenceService:
         async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
             start = time.perf_counter()
             status = 500
+            sent = dict(context.invocation_metadata() or ()).get("x-request-id")
+            rid = request_id(sent.encode() if isinstance(sent, str) else None)
+            trailing = [("x-request-id", rid)]
             try:
                 response = await method(request, context)
                 status = 200
+                context.set_trailing_metadata(tuple(trailing))
                 return response
             except ServiceError as exc:
                 status = exc.status_code
                 if exc.headers and "Retry-After" in exc.headers:
-                    context.set_trailing_metadata((("retry-after", exc.headers["Retry-After"]),))
-                await context.abort(CODES.get(status, grpc.StatusCode.INTERNAL), exc.message)
+                    trailing.append(("retry-after", exc.headers["Retry-After"]))
+                code = CODES.get(status, grpc.StatusCode.INTERNAL)
+                await context.abort(code, exc.message, trailing_metadata=tuple(trailing))
             except asyncio.CancelledError:  # the client left or its deadline passed: grpc cancels us
                 status = 499
                 raise
@@ -104,10 +113,12 @@ class InferenceService:
                 raise
             except Exception:
                 log.exception("gRPC %s failed", name)
-                await context.abort(grpc.StatusCode.INTERNAL, f"{name} failed on the server")
+                await context.abort(grpc.StatusCode.INTERNAL, f"{name} failed on the server", tuple(trailing))
             finally:
                 metrics.requests.labels(route, "GRPC", str(status)).inc()
                 seconds.observe(time.perf_counter() - start)
+                if self.lines.wanted(status):
+                    write("GRPC", route, status, 1000 * (time.perf_counter() - start), rid, context.peer())
 
         return call
 

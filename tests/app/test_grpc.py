@@ -38,15 +38,20 @@ def rest_v2(server: ServiceProcess, name: str, images: np.ndarray) -> dict[str, 
     return {o["name"]: np.reshape(o["data"], o["shape"]).tolist() for o in r.json()["outputs"]}
 
 
-def call(target: str, request: object) -> object:
+def call(target: str, request: object, metadata: tuple = ()) -> object:
     """ModelInfer through a plain channel with the service's own messages (typed contents, no client)."""
+    return call_with_trailer(target, request, metadata)[0]
+
+
+def call_with_trailer(target: str, request: object, metadata: tuple = ()) -> tuple[object, dict[str, str]]:
     with grpc.insecure_channel(target) as channel:
         method = channel.unary_unary(
             INFER,
             request_serializer=pb.ModelInferRequest.SerializeToString,
             response_deserializer=pb.ModelInferResponse.FromString,
         )
-        return method(request, timeout=30)
+        reply, done = method.with_call(request, timeout=30, metadata=metadata)
+        return reply, dict(done.trailing_metadata())
 
 
 def test_tritonclient_grpc_answers_as_rest_does(start_server, digits):
@@ -157,6 +162,16 @@ def test_grpc_errors_are_statuses_that_say_what_is_wrong(start_server, digits):
             call(server.grpc_target, req)
         assert caught.value.code() == code, (why, caught.value.code(), caught.value.details())
         assert re.search(message, caught.value.details()), (why, caught.value.details())
+    # Each call named as an HTTP request is (the client's x-request-id, else a new one), in the trailing
+    # metadata and the access log, which ACCESS_LOG=errors (the default) writes for the failures.
+    _, trailer = call_with_trailer(server.grpc_target, request(), (("x-request-id", "trace-7"),))
+    assert trailer["x-request-id"] == "trace-7"
+    with pytest.raises(grpc.RpcError) as caught:
+        call(server.grpc_target, request(model="nope"), (("x-request-id", "trace-8"),))
+    assert dict(caught.value.trailing_metadata())["x-request-id"] == "trace-8"
+    log = server.log()
+    assert re.search(r"GRPC /inference.GRPCInferenceService/ModelInfer 404 [\d.]+ ms id=trace-8", log), log
+    assert "id=trace-7" not in log  # a success, not written under ACCESS_LOG=errors
     client = tritonclient_grpc.InferenceServerClient(server.grpc_target)
     try:
         with pytest.raises(InferenceServerException, match="unknown model"):
