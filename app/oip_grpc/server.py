@@ -25,8 +25,10 @@ async def start(runtime: Runtime) -> grpc.aio.Server:
     server = grpc.aio.server(
         options=[
             ("grpc.so_reuseport", 1 if shared else 0),
-            ("grpc.max_receive_message_length", s.max_body_bytes),
+            ("grpc.max_receive_message_length", s.max_body_bytes),  # past it: RESOURCE_EXHAUSTED
             ("grpc.max_send_message_length", -1),
+            # a connection that has not finished its HTTP/2 preface by then is closed, as HTTP's head
+            ("grpc.server_handshake_timeout_ms", int(s.header_timeout_s * 1000)),
         ],
         maximum_concurrent_rpcs=s.max_connections,  # past it: RESOURCE_EXHAUSTED, as HTTP answers 503
     )

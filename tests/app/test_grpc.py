@@ -265,6 +265,24 @@ def server_ready(target: str) -> bool:
         return False
 
 
+def test_a_grpc_connection_that_never_says_hello_is_closed_after_the_header_timeout(start_server):
+    server = start_server(workers=1, HEADER_TIMEOUT_S="1")
+    host, port = server.grpc_target.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as silent:
+        silent.sendall(b"PR")  # two bytes of the HTTP/2 preface, then nothing
+        started, heard = time.monotonic(), b""
+        try:
+            while chunk := silent.recv(1024):  # the server's SETTINGS, then its GOAWAY and EOF
+                heard += chunk
+        except ConnectionResetError:
+            pass
+        assert time.monotonic() - started < 8, "the half-open connection was left open"
+        assert b"handshake timeout" in heard, heard
+    request = pb.ModelInferRequest(model_name=VIT, raw_input_contents=[bytes(784)])
+    request.inputs.add(name="image", datatype="UINT8", shape=[1, 28, 28])
+    assert len(call(server.grpc_target, request).raw_output_contents) == 4  # a normal client is served
+
+
 def test_a_grpc_port_someone_holds_stops_the_start_with_a_reason(test_store):
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
