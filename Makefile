@@ -46,10 +46,10 @@ lint: $(VENV)/.installed-dev
 	  $(VENV)/bin/docker-compose -f $$f --profile train config -q || exit 1; done
 	$(PY) scripts/kube_render.py --validate deploy/kubernetes/overlays/gpu deploy/kubernetes/overlays/cpu
 
-# The gRPC service's messages: app/oip_grpc/inference.proto compiled into the descriptor the server
-# loads (tests/app/test_grpc_proto.py fails when the two differ).
+# The gRPC services' messages: app/oip_grpc/*.proto compiled into the descriptor set the server loads
+# (tests/app/test_grpc_proto.py fails when they differ).
 proto: $(VENV)/.installed-dev
-	cd app/oip_grpc && ../../$(PY) -m grpc_tools.protoc -I. --descriptor_set_out=inference.desc inference.proto
+	cd app/oip_grpc && ../../$(PY) -m grpc_tools.protoc -I. --descriptor_set_out=services.desc inference.proto health.proto
 
 # Build the runtime image with podman (scripts/podman.sh: a local Debian base, no registry needed) and
 # run it: healthy, predicts, /v2 via tritonclient, drains on SIGTERM; then the same through compose.

@@ -32,7 +32,7 @@ async def start(runtime: Runtime) -> grpc.aio.Server:
         ],
         maximum_concurrent_rpcs=s.max_connections,  # past it: RESOURCE_EXHAUSTED, as HTTP answers 503
     )
-    server.add_generic_rpc_handlers((InferenceService(runtime).handler(),))
+    server.add_generic_rpc_handlers(InferenceService(runtime).handlers())
     address = f"{_bracketed(s.host)}:{s.grpc_port}"
     try:
         server.add_insecure_port(address)

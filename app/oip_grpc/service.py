@@ -55,14 +55,15 @@ Method = Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]
 
 
 class InferenceService:
-    """The service's methods over one worker's Runtime (``handler`` registers them with a server)."""
+    """The methods over one worker's Runtime: the Open Inference Protocol's and gRPC's health check
+    (``handlers`` registers them with a server)."""
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.lines = AccessLine(runtime.settings.access_log)  # the access log, as HTTP writes it
 
-    def handler(self) -> grpc.GenericRpcHandler:
-        methods = {
+    def handlers(self) -> tuple[grpc.GenericRpcHandler, ...]:
+        inference = {
             "ServerLive": self.server_live,
             "ServerReady": self.server_ready,
             "ModelReady": self.model_ready,
@@ -70,23 +71,30 @@ class InferenceService:
             "ModelMetadata": self.model_metadata,
             "ModelInfer": self.model_infer,
         }
-        assert methods.keys() == pb.METHODS.keys(), "inference.proto and the methods served differ"
+        health = {"Check": self.health_check}  # Watch: UNIMPLEMENTED (not registered)
+        return self._handler(pb.SERVICE, inference, pb.METHODS), self._handler(
+            pb.HEALTH, health, pb.HEALTH_METHODS
+        )
+
+    def _handler(
+        self, service: str, methods: dict[str, Method], declared: dict[str, tuple[type, type]]
+    ) -> grpc.GenericRpcHandler:  # fmt: skip
+        assert methods.keys() <= declared.keys(), f"{service}: methods the .proto does not declare"
         return grpc.method_handlers_generic_handler(
-            pb.SERVICE,
+            service,
             {
                 name: grpc.unary_unary_rpc_method_handler(
-                    self._counted(name, method),
-                    request_deserializer=pb.METHODS[name][0].FromString,
-                    response_serializer=pb.METHODS[name][1].SerializeToString,
+                    self._counted(f"/{service}/{name}", method),
+                    request_deserializer=declared[name][0].FromString,
+                    response_serializer=declared[name][1].SerializeToString,
                 )
                 for name, method in methods.items()
             },
         )
 
-    def _counted(self, name: str, method: Method) -> Method:
+    def _counted(self, route: str, method: Method) -> Method:
         """The method, counted and timed in the HTTP metrics, with ServiceErrors turned into statuses."""
         metrics = self.runtime.metrics
-        route = f"/{pb.SERVICE}/{name}"
         seconds = metrics.request_seconds.labels(route)
 
         async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
@@ -112,8 +120,10 @@ class InferenceService:
             except grpc.aio.AbortError:
                 raise
             except Exception:
-                log.exception("gRPC %s failed", name)
-                await context.abort(grpc.StatusCode.INTERNAL, f"{name} failed on the server", tuple(trailing))
+                log.exception("gRPC %s failed", route)
+                await context.abort(
+                    grpc.StatusCode.INTERNAL, f"{route} failed on the server", tuple(trailing)
+                )
             finally:
                 metrics.requests.labels(route, "GRPC", str(status)).inc()
                 seconds.observe(time.perf_counter() - start)
@@ -141,6 +151,13 @@ class InferenceService:
         served = self._model(request.name, request.version)
         meta = model_metadata(served.name, served.card.arch, len(served.card.labels))
         return pb.ModelMetadataResponse(**meta)
+
+    async def health_check(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        """SERVING when ready (as ServerReady and /v2/health/ready), else NOT_SERVING."""
+        if request.service not in ("", pb.SERVICE):
+            raise ServiceError(f"unknown service '{request.service}': '' or '{pb.SERVICE}'", status_code=404)
+        status = pb.HealthCheckResponse.SERVING if self.runtime.ready else pb.HealthCheckResponse.NOT_SERVING
+        return pb.HealthCheckResponse(status=status)
 
     def _model(self, name: str, version: str, for_inference: bool = False) -> ServedModel:
         if version not in ("", "1"):

@@ -118,6 +118,33 @@ def test_tritonclient_grpc_answers_as_rest_does(start_server, digits):
     assert total(samples, "vit_digits_requests_total", method="GRPC", route=INFER, status="200") == 7
 
 
+def test_grpc_health_checks_answer_as_readiness(start_server):
+    """gRPC's standard health protocol (Kubernetes grpc probes, grpc-health-probe): SERVING when ready."""
+    server = start_server(workers=1)
+    with grpc.insecure_channel(server.grpc_target) as channel:
+        check = channel.unary_unary(
+            f"/{pb.HEALTH}/Check",
+            request_serializer=pb.HealthCheckRequest.SerializeToString,
+            response_deserializer=pb.HealthCheckResponse.FromString,
+        )
+        for service in ("", pb.SERVICE):
+            assert (
+                check(pb.HealthCheckRequest(service=service), timeout=10).status
+                == pb.HealthCheckResponse.SERVING
+            )
+        with pytest.raises(grpc.RpcError) as caught:
+            check(pb.HealthCheckRequest(service="nope"), timeout=10)
+        assert (
+            caught.value.code() == grpc.StatusCode.NOT_FOUND and "unknown service" in caught.value.details()
+        )
+        watch = channel.unary_stream(
+            f"/{pb.HEALTH}/Watch", request_serializer=pb.HealthCheckRequest.SerializeToString
+        )
+        with pytest.raises(grpc.RpcError) as caught:
+            list(watch(pb.HealthCheckRequest(), timeout=10))
+        assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+
 def test_grpc_errors_are_statuses_that_say_what_is_wrong(start_server, digits):
     server = start_server(workers=1)
     images, _ = digits

@@ -14,18 +14,19 @@ from google.protobuf import descriptor_pb2
 from app.oip_grpc import messages as pb
 
 HERE = Path(pb.__file__).parent
+PROTOS = ("inference.proto", "health.proto")  # as make proto compiles them
 
 
 def test_the_descriptor_is_the_proto_compiled(tmp_path: Path) -> None:
     pytest.importorskip("grpc_tools")
-    out = tmp_path / "inference.desc"
+    out = tmp_path / "services.desc"
     subprocess.run(
-        [sys.executable, "-m", "grpc_tools.protoc", "-I.", f"--descriptor_set_out={out}", "inference.proto"],
+        [sys.executable, "-m", "grpc_tools.protoc", "-I.", f"--descriptor_set_out={out}", *PROTOS],
         cwd=HERE, check=True,
     )  # fmt: skip
     compiled = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes())
     shipped = descriptor_pb2.FileDescriptorSet.FromString(pb.DESCRIPTOR_SET.read_bytes())
-    assert compiled == shipped, "app/oip_grpc/inference.proto changed: run `make proto`"
+    assert compiled == shipped, "app/oip_grpc/*.proto changed: run `make proto`"
 
 
 def test_the_messages_match_tritonclients_copy_of_the_protocol() -> None:
