@@ -115,6 +115,19 @@ def start_server(tmp_path: Path, test_store: Path) -> Iterator[Callable[..., Ser
         s.stop(timeout=15)
 
 
+def pictures_and_v1_answers(server: ServiceProcess, images: np.ndarray) -> tuple[list[bytes], list[dict]]:
+    """Three PNGs a client would have (a digit, one light on dark, one enlarged 8x) and /v1 predict/batch's
+    answers for them: what the other protocols must answer for the same files."""
+    pictures = [
+        png_bytes(images[0]),
+        png_bytes(255 - images[1]),
+        png_bytes(np.kron(images[2], np.ones((8, 8)))),
+    ]
+    files = [("files", (f"{i}.png", p, "image/png")) for i, p in enumerate(pictures)]
+    v1 = httpx.post(f"{server.url}/v1/models/{VIT}/predict/batch", files=files, timeout=30).json()
+    return pictures, v1["predictions"]
+
+
 def engine_batcher(app: FastAPI, name: str, op: int = 0):  # type: ignore[no-untyped-def]
     """The embedded engine's batcher for a model (op 0: predict, 1: attention)."""
     runtime = app.state.runtime

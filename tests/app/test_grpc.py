@@ -21,7 +21,7 @@ from testkit.metrics import total
 from testkit.server import ServiceProcess, wait_for
 from testkit.server import child_commands as children
 
-from .conftest import CNN, VIT, png_bytes
+from .conftest import CNN, VIT, pictures_and_v1_answers
 
 tritonclient_grpc = pytest.importorskip("tritonclient.grpc")
 from tritonclient.utils import InferenceServerException  # noqa: E402
@@ -82,19 +82,11 @@ def test_tritonclient_grpc_answers_as_rest_does(start_server, digits):
             assert [o.name for o in only.get_response().outputs] == ["digit"]
             assert only.as_numpy("digit").tolist() == want["digit"]
         # Encoded pictures (BYTES), preprocessed as /v1 uploads are: the same answers as /v1.
-        pictures = [
-            png_bytes(images[0]),
-            png_bytes(255 - images[1]),
-            png_bytes(np.kron(images[2], np.ones((8, 8)))),
-        ]
-        files = [("files", (f"{i}.png", p, "image/png")) for i, p in enumerate(pictures)]
-        v1 = httpx.post(f"{server.url}/v1/models/{VIT}/predict/batch", files=files, timeout=30).json()
+        pictures, v1 = pictures_and_v1_answers(server, images)
         inp = tritonclient_grpc.InferInput("image_bytes", [len(pictures)], "BYTES")
         inp.set_data_from_numpy(np.array(pictures, dtype=np.object_))
         res = client.infer(VIT, [inp])
-        assert np.allclose(
-            res.as_numpy("probabilities"), [p["probabilities"] for p in v1["predictions"]], atol=1e-5
-        )
+        assert np.allclose(res.as_numpy("probabilities"), [p["probabilities"] for p in v1], atol=1e-5)
     finally:
         client.close()
     # The protocol's typed contents, as a client without the raw extension sends them (three images:
@@ -112,7 +104,7 @@ def test_tritonclient_grpc_answers_as_rest_does(start_server, digits):
         pictures[0]
     )
     reply = call(server.grpc_target, request)
-    assert np.frombuffer(reply.raw_output_contents[1], "<i8")[0] == v1["predictions"][0]["digit"]
+    assert np.frombuffer(reply.raw_output_contents[1], "<i8")[0] == v1[0]["digit"]
     # Every call counted in the service's one /metrics, whichever worker took it.
     samples = server.metrics()
     assert total(samples, "vit_digits_requests_total", method="GRPC", route=INFER, status="200") == 7

@@ -15,7 +15,7 @@ import pytest
 from testkit.metrics import total
 from testkit.reference import reference_probabilities
 
-from .conftest import CNN, VIT, png_bytes
+from .conftest import CNN, VIT, pictures_and_v1_answers
 
 tritonclient_http = pytest.importorskip("tritonclient.http")
 from tritonclient.utils import InferenceServerException  # noqa: E402
@@ -80,14 +80,8 @@ def test_tritonclient_sends_encoded_pictures_as_bytes(start_server, digits):
     answers equal /v1 predict/batch's for the same files, in binary mode (raw bytes) and JSON (base64)."""
     server = start_server()
     images, _ = digits
-    pictures = [
-        png_bytes(images[0]),
-        png_bytes(255 - images[1]),
-        png_bytes(np.kron(images[2], np.ones((8, 8)))),
-    ]
-    files = [("files", (f"{i}.png", p, "image/png")) for i, p in enumerate(pictures)]
-    v1 = httpx.post(f"{server.url}/v1/models/{VIT}/predict/batch", files=files, timeout=30).json()
-    want = np.array([p["probabilities"] for p in v1["predictions"]])
+    pictures, v1 = pictures_and_v1_answers(server, images)
+    want = np.array([p["probabilities"] for p in v1])
     client = tritonclient_http.InferenceServerClient(url=f"127.0.0.1:{server.port}")
     try:
         meta = client.get_model_metadata(VIT)
