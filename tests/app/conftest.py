@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,6 +19,7 @@ from app.settings import Settings
 from model_store import save_untrained
 from testkit.digits import drawn_mnist_digits
 from testkit.images import png_bytes  # noqa: F401  (re-exported for the app tests)
+from testkit.metrics import total
 from testkit.server import ServiceProcess
 
 VIT = "vit-test"
@@ -126,6 +128,19 @@ def pictures_and_v1_answers(server: ServiceProcess, images: np.ndarray) -> tuple
     files = [("files", (f"{i}.png", p, "image/png")) for i, p in enumerate(pictures)]
     v1 = httpx.post(f"{server.url}/v1/models/{VIT}/predict/batch", files=files, timeout=30).json()
     return pictures, v1["predictions"]
+
+
+def queued_in_the_batcher(server: ServiceProcess, model: str, images: int, timeout: float = 30) -> float:
+    """Wait until ``images`` images sent to ``model`` have all reached its batcher (queued or computed);
+    how many are still queued then."""
+    deadline = time.monotonic() + timeout
+    while True:
+        samples = server.metrics()
+        pending = total(samples, "vit_digits_pending_requests", model=model)
+        if pending + total(samples, "vit_digits_inference_count", model=model) >= images:
+            return pending
+        assert time.monotonic() < deadline, "the requests never reached the batcher"
+        time.sleep(0.005)  # polling another process's /metrics: no event to wait on across processes
 
 
 def engine_batcher(app: FastAPI, name: str, op: int = 0):  # type: ignore[no-untyped-def]

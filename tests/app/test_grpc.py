@@ -21,7 +21,7 @@ from testkit.metrics import total
 from testkit.server import ServiceProcess, wait_for
 from testkit.server import child_commands as children
 
-from .conftest import CNN, VIT, pictures_and_v1_answers
+from .conftest import CNN, VIT, pictures_and_v1_answers, queued_in_the_batcher
 
 tritonclient_grpc = pytest.importorskip("tritonclient.grpc")
 from tritonclient.utils import InferenceServerException  # noqa: E402
@@ -222,14 +222,7 @@ def test_sigterm_answers_grpc_calls_in_progress(start_server, digits):
 
     with ThreadPoolExecutor(n_calls) as pool:
         futures = [pool.submit(infer) for _ in range(n_calls)]
-        deadline = time.monotonic() + 30
-        while True:  # until every call has reached the batcher, with plenty still queued
-            samples = server.metrics()
-            pending = total(samples, "vit_digits_pending_requests", model=VIT)
-            if pending + total(samples, "vit_digits_inference_count", model=VIT) >= n_calls * per_call:
-                break
-            assert time.monotonic() < deadline, "calls never reached the batcher"
-            time.sleep(0.005)  # polling another process's /metrics: no event to wait on across processes
+        pending = queued_in_the_batcher(server, VIT, n_calls * per_call)
         assert pending > 100, "the model drained the queue before the signal: test is not meaningful"
         server.proc.send_signal(signal.SIGTERM)
         answers = [f.result(timeout=60) for f in futures]  # the timeout only catches a hang

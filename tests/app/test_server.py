@@ -5,17 +5,15 @@ from __future__ import annotations
 import base64
 import json
 import signal
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import numpy as np
 import pytest
 
-from testkit.metrics import total
 from testkit.reference import reference_probabilities
 
-from .conftest import CNN, VIT, pictures_and_v1_answers
+from .conftest import CNN, VIT, pictures_and_v1_answers, queued_in_the_batcher
 
 tritonclient_http = pytest.importorskip("tritonclient.http")
 from tritonclient.utils import InferenceServerException  # noqa: E402
@@ -116,16 +114,7 @@ def test_sigterm_answers_queued_requests_then_exits(start_server, digits):
 
     with ThreadPoolExecutor(n_requests) as pool:
         futures = [pool.submit(post) for _ in range(n_requests)]
-        # Wait until every request has reached the batcher, with plenty still queued.
-        deadline = time.monotonic() + 30
-        while True:
-            samples = server.metrics()
-            pending = total(samples, "vit_digits_pending_requests", model=VIT)
-            done = total(samples, "vit_digits_inference_count", model=VIT)
-            if pending + done >= n_requests * per_request:
-                break
-            assert time.monotonic() < deadline, "requests never reached the batcher"
-            time.sleep(0.005)  # polling another process's /metrics: no event to wait on across processes
+        pending = queued_in_the_batcher(server, VIT, n_requests * per_request)
         assert pending > 100, "the model drained the queue before the signal: test is not meaningful"
         server.proc.send_signal(signal.SIGTERM)
         responses = [f.result(timeout=60) for f in futures]  # the timeouts only catch a hang
