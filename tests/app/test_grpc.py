@@ -188,9 +188,10 @@ def test_grpc_errors_are_statuses_that_say_what_is_wrong(start_server, digits):
     with pytest.raises(grpc.RpcError) as caught:
         call(server.grpc_target, request(model="nope"), (("x-request-id", "trace-8"),))
     assert dict(caught.value.trailing_metadata())["x-request-id"] == "trace-8"
-    log = server.log()
-    assert re.search(r"GRPC /inference.GRPCInferenceService/ModelInfer 404 [\d.]+ ms id=trace-8", log), log
-    assert "id=trace-7" not in log  # a success, not written under ACCESS_LOG=errors
+    line = re.compile(r"GRPC /inference.GRPCInferenceService/ModelInfer 404 [\d.]+ ms id=trace-8")
+    # the status reaches the client as the call aborts, a moment before the line is written
+    assert wait_for(lambda: line.search(server.log()), 10), server.log()
+    assert "id=trace-7" not in server.log()  # a success, not written under ACCESS_LOG=errors
     client = tritonclient_grpc.InferenceServerClient(server.grpc_target)
     try:
         with pytest.raises(InferenceServerException, match="unknown model"):
@@ -199,9 +200,12 @@ def test_grpc_errors_are_statuses_that_say_what_is_wrong(start_server, digits):
             client.get_model_metadata("nope")
     finally:
         client.close()
-    samples = server.metrics()
-    assert total(samples, "vit_digits_requests_total", method="GRPC", route=INFER, status="400") == 8
-    assert total(samples, "vit_digits_requests_total", method="GRPC", status="500") == 0
+
+    def failures(status: str) -> float:  # counted as the call ends, a moment after its status left
+        return total(server.metrics(), "vit_digits_requests_total", method="GRPC", route=INFER, status=status)
+
+    assert wait_for(lambda: failures("400") == 8, 10), failures("400")
+    assert failures("404") == 3 and failures("500") == 0
 
 
 def test_sigterm_answers_grpc_calls_in_progress(start_server, digits):
