@@ -45,12 +45,17 @@ class Supervisor:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.workers_wanted = settings.workers_here()
-        self.listener = socket.create_server((settings.host, settings.port), backlog=2048)
+        try:
+            self.listener = socket.create_server((settings.host, settings.port), backlog=2048)
+        except OSError as exc:
+            raise OSError(f"PORT {settings.port} on {settings.host}: {exc.strerror}") from None
         self.listener.set_inheritable(True)
         if settings.grpc_port and _port_in_use(settings.host, settings.grpc_port):
             # the workers share it with SO_REUSEPORT, which would let them share it with a stranger too
             self.listener.close()
-            raise OSError(f"GRPC_PORT {settings.grpc_port} is in use (GRPC_PORT=0 turns gRPC off)")
+            raise OSError(
+                f"GRPC_PORT {settings.grpc_port} on {settings.host} is in use (GRPC_PORT=0 turns gRPC off)"
+            )
         self.dir = tempfile.mkdtemp(prefix="vit-digits-")
         self.socket_path = os.path.join(self.dir, "engine.sock")
         self.metrics_dir = os.path.join(self.dir, "metrics")
@@ -168,5 +173,5 @@ def main() -> None:
     try:
         supervisor = Supervisor(settings)
     except OSError as exc:  # a port taken: say which, not a traceback
-        sys.exit(f"vit-digits: cannot listen on {settings.host}: {exc}")
+        sys.exit(f"vit-digits: cannot listen: {exc}")
     sys.exit(supervisor.run())

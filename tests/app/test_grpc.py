@@ -308,7 +308,7 @@ def test_a_grpc_port_someone_holds_stops_the_start_with_a_reason(test_store):
             code = server.proc.wait(timeout=60)
         finally:
             server.stop()
-    assert code != 0 and f"GRPC_PORT {port} is in use" in server.log(), server.log()
+    assert code != 0 and f"GRPC_PORT {port} on 127.0.0.1 is in use" in server.log(), server.log()
     off = ServiceProcess({"MODEL_STORE_DIR": str(test_store), "DEVICE": "cpu", "GRPC_PORT": "0"}, workers=1)
     with off:  # GRPC_PORT=0: HTTP alone
         assert httpx.get(f"{off.url}/v2/health/ready").status_code == 200
