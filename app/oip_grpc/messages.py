@@ -13,20 +13,20 @@ DESCRIPTOR_SET = Path(__file__).with_name("services.desc")
 SERVICE = "inference.GRPCInferenceService"  # the Open Inference Protocol
 HEALTH = "grpc.health.v1.Health"  # gRPC's standard health checks
 
-_pool = descriptor_pool.DescriptorPool()
+POOL = descriptor_pool.DescriptorPool()  # also what server reflection describes
 for _file in descriptor_pb2.FileDescriptorSet.FromString(DESCRIPTOR_SET.read_bytes()).file:
-    _pool.Add(_file)
+    POOL.Add(_file)
 
 
 def _message(full_name: str) -> type:
-    return message_factory.GetMessageClass(_pool.FindMessageTypeByName(full_name))
+    return message_factory.GetMessageClass(POOL.FindMessageTypeByName(full_name))
 
 
 def _methods(service: str) -> dict[str, tuple[type, type]]:
     """method -> (request class, response class), as the service declares them."""
     return {
         method.name: (_message(method.input_type.full_name), _message(method.output_type.full_name))
-        for method in _pool.FindServiceByName(service).methods
+        for method in POOL.FindServiceByName(service).methods
     }
 
 

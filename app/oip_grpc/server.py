@@ -11,8 +11,10 @@ from __future__ import annotations
 import logging
 
 import grpc
+from grpc_reflection.v1alpha import reflection
 
 from ..runtime import Runtime
+from . import messages as pb
 from .service import InferenceService
 
 log = logging.getLogger("app.grpc")
@@ -33,6 +35,8 @@ async def start(runtime: Runtime) -> grpc.aio.Server:
         maximum_concurrent_rpcs=s.max_connections,  # past it: RESOURCE_EXHAUSTED, as HTTP answers 503
     )
     server.add_generic_rpc_handlers(InferenceService(runtime).handlers())
+    # Server reflection: grpcurl, grpcui and Postman list and call the methods without the .proto files.
+    reflection.enable_server_reflection((pb.SERVICE, pb.HEALTH, reflection.SERVICE_NAME), server, pb.POOL)
     address = f"{_bracketed(s.host)}:{s.grpc_port}"
     try:
         server.add_insecure_port(address)

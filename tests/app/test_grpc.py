@@ -137,6 +137,33 @@ def test_grpc_health_checks_answer_as_readiness(start_server):
         assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
 
 
+def test_grpc_reflection_lets_a_client_call_without_the_proto_files(start_server, digits):
+    """As grpcurl does: list the services, fetch ModelInfer's messages from the server, call it with them."""
+    from google.protobuf import descriptor_pool, message_factory
+    from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
+
+    server = start_server(workers=1)
+    images, _ = digits
+    with grpc.insecure_channel(server.grpc_target) as channel:
+        reflected = ProtoReflectionDescriptorDatabase(channel)
+        assert {pb.SERVICE, pb.HEALTH} <= set(reflected.get_services())
+        pool = descriptor_pool.DescriptorPool(reflected)  # nothing of ours: only what the server describes
+        method = pool.FindServiceByName(pb.SERVICE).FindMethodByName("ModelInfer")
+        request_class = message_factory.GetMessageClass(method.input_type)
+        reply_class = message_factory.GetMessageClass(method.output_type)
+        request = request_class(model_name=VIT, raw_input_contents=[images[:1].tobytes()])
+        request.inputs.add(name="image", datatype="UINT8", shape=[1, 28, 28])
+        infer = channel.unary_unary(
+            INFER,
+            request_serializer=request_class.SerializeToString,
+            response_deserializer=reply_class.FromString,
+        )
+        reply = infer(request, timeout=30)
+    assert [o.name for o in reply.outputs] == ["probabilities", "digit", "digit_score", "is_digit"]
+    want = rest_v2(server, VIT, images[:1])["digit"]
+    assert np.frombuffer(reply.raw_output_contents[1], "<i8").tolist() == want
+
+
 def test_grpc_errors_are_statuses_that_say_what_is_wrong(start_server, digits):
     server = start_server(workers=1)
     images, _ = digits

@@ -32,7 +32,7 @@ def test_the_descriptor_is_the_proto_compiled(tmp_path: Path) -> None:
 def test_the_messages_match_tritonclients_copy_of_the_protocol() -> None:
     service_pb2 = pytest.importorskip("tritonclient.grpc.service_pb2")
     theirs = service_pb2.DESCRIPTOR.services_by_name["GRPCInferenceService"]
-    ours = pb._pool.FindServiceByName(pb.SERVICE)
+    ours = pb.POOL.FindServiceByName(pb.SERVICE)
     assert ours.full_name == theirs.full_name
     for method in ours.methods:
         other = theirs.methods_by_name[method.name]
