@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from app.settings import Settings
 from testkit.images import png_bytes
 from testkit.server import REPO_ROOT, ServiceProcess
 
@@ -32,7 +33,7 @@ ROUTES = ("rest tensor", "grpc tensor", "rest png", "grpc png")
 
 def get_args_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench.grpc", description=__doc__.split("\n\n")[0])
-    p.add_argument("--workers", default="2", help="WORKERS of the service (default 2)")
+    p.add_argument("--workers", default="2", help="WORKERS of the service: a number or auto (default 2)")
     p.add_argument("--model", default="vit-mnist", help="default: vit-mnist")
     p.add_argument("--store", type=Path, default=None, help="default: shipped checkpoints")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
@@ -139,7 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     env = {"MODEL_STORE_DIR": str(store), "DEVICE": args.device, "LOG_LEVEL": "warning"}
     levels = [int(c) for c in args.concurrency.split(",")]
     rows = []
-    with ServiceProcess(env, workers=int(args.workers) if args.workers != "auto" else None) as server:
+    # auto: the count WORKERS=auto gives on this machine (python -m app, never plain uvicorn)
+    workers = Settings(device=args.device).workers_here() if args.workers == "auto" else int(args.workers)
+    with ServiceProcess(env, workers=workers) as server:
         make = callers(server, args.model, digit)
         for concurrency in levels:
             for route in ROUTES:
@@ -152,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = {
         "machine": machine_info(args.device),
         "args": {k: str(v) for k, v in vars(args).items()},
+        "workers": workers,
         "store": store_source,
         "digit": digit_source,
         "rows": rows,
