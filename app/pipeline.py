@@ -17,8 +17,9 @@ from fastapi import Request
 
 from .errors import ClientDisconnected, DeadlineExceeded, ServiceError, Unavailable
 from .hop import EngineGone, EngineRefused, Op, Reply, Status
-from .inputs import SINGLE, BodyForm, Payload, read_payload
+from .inputs import SINGLE, BodyForm, Payload, preprocess_all, read_payload
 from .runtime import Runtime, ServedModel
+from .v2codec import output_tensors
 
 
 class InferenceError(ServiceError):
@@ -104,6 +105,23 @@ async def infer(
         raise _refusal(exc.status, model.name) from None
     reply = await _wait(request, client, req_id, future, deadline, model.name)
     return Answer(model, reply, started)
+
+
+async def infer_tensors(
+    request: Request | None, runtime: Runtime, model: ServedModel, images: np.ndarray | None,
+    encoded: list[bytes] | None, started: float,
+) -> dict[str, np.ndarray]:  # fmt: skip
+    """The Open Inference Protocol's inference, whichever wire brought it (REST ``/v2``, gRPC): MNIST-style
+    ``images``, or ``encoded`` pictures preprocessed as uploads are (off the event loop), through the
+    engine; every output tensor (``v2codec.output_tensors``)."""
+    if encoded is not None:
+        batch = await runtime.run_cpu(preprocess_all, encoded, runtime.settings)
+    else:
+        assert images is not None
+        batch = list(images)
+    out = (await infer(request, runtime, model, batch, started)).outputs
+    classes = len(model.card.labels)
+    return output_tensors(out[:, :classes], out[:, classes], model.digit_threshold)
 
 
 async def _wait(request: Request | None, client: Any, req_id: int, future: asyncio.Future, deadline: float,

@@ -15,7 +15,7 @@ service (``app.oip_grpc``) uses them too.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,7 +82,8 @@ def parse_request(body: bytes, header_length: str | None, max_images: int) -> Pa
         outputs = [
             (out.name, bool((out.parameters or {}).get("binary_data", default_binary))) for out in req.outputs
         ]
-    return ParsedRequest(images=images, id=req.id, outputs=_known(outputs), encoded=encoded)
+    _check_names(name for name, _ in outputs)
+    return ParsedRequest(images=images, id=req.id, outputs=outputs, encoded=encoded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,14 +254,14 @@ def model_metadata(name: str, arch: str, classes: int) -> dict[str, Any]:
 
 def requested_outputs(names: Sequence[str]) -> list[str]:
     """The outputs a request names (all when it names none), each checked to exist."""
-    return [name for name, _ in _known([(name, False) for name in names])] if names else list(OUTPUTS)
+    _check_names(names)
+    return list(names) or list(OUTPUTS)
 
 
-def _known(outputs: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
-    for name, _ in outputs:
+def _check_names(names: Iterable[str]) -> None:
+    for name in names:
         if name not in OUTPUTS:
             raise V2Error(f"unknown output '{name}': outputs are {', '.join(OUTPUTS)}")
-    return outputs
 
 
 def output_tensors(
@@ -278,11 +279,10 @@ def output_tensors(
 
 
 def encode_response(
-    model: str, parsed: ParsedRequest, probabilities: np.ndarray, scores: np.ndarray,
-    threshold: float | None,
+    model: str, parsed: ParsedRequest, tensors: dict[str, np.ndarray]
 ) -> tuple[bytes, dict[str, str]]:  # fmt: skip
-    """-> (body, headers). JSON only, or JSON header + binary tensors (Triton's extension)."""
-    tensors = output_tensors(probabilities, scores, threshold)
+    """``output_tensors`` -> (body, headers). JSON only, or JSON header + binary tensors (Triton's
+    extension)."""
     outputs, blobs = [], []
     for name, binary in parsed.outputs:
         arr = tensors[name]

@@ -54,14 +54,10 @@ def callers(server: ServiceProcess, model: str, digit: np.ndarray) -> dict[str, 
     def make(module, url: str, name: str, data: np.ndarray, datatype: str):  # type: ignore[no-untyped-def]
         def factory() -> tuple[object, Callable[[], Awaitable[None]]]:
             client = module.InferenceServerClient(url)
+            binary = {"binary_data": True} if module is http_aio else {}  # REST: Triton's binary tensors
             inp = module.InferInput(name, list(data.shape), datatype)
-            if module is http_aio:
-                inp.set_data_from_numpy(data, binary_data=True)
-            else:
-                inp.set_data_from_numpy(data)
-            outs = [module.InferRequestedOutput("probabilities")]
-            if module is http_aio:
-                outs = [module.InferRequestedOutput("probabilities", binary_data=True)]
+            inp.set_data_from_numpy(data, **binary)
+            outs = [module.InferRequestedOutput("probabilities", **binary)]
 
             async def one() -> None:
                 result = await client.infer(model, [inp], outputs=outs)

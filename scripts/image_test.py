@@ -1,6 +1,6 @@
 """Run the built runtime image for real, then the same through the compose file (`make image-test`).
 
-What it checks, talking only HTTP and signals to the container (so it stays right whatever the server
+What it checks, talking only HTTP, gRPC and signals to the container (so it stays right whatever the server
 inside looks like):
 1. `run`: the container reports healthy (the image's own HEALTHCHECK), a posted digit is predicted right
    by every served model, /v2 answers tritonclient (metadata + infer), gRPC answers tritonclient.grpc,

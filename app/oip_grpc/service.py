@@ -21,8 +21,8 @@ import grpc
 
 from ..access import AccessLine, request_id, write
 from ..errors import ModelNotFound, ServiceError
-from ..inputs import INLINE_MAX_BYTES, preprocess_all
-from ..pipeline import infer
+from ..inputs import INLINE_MAX_BYTES
+from ..pipeline import infer_tensors
 from ..runtime import Runtime, ServedModel
 from ..v2codec import (
     OUTPUTS,
@@ -30,7 +30,6 @@ from ..v2codec import (
     Tensor,
     V2Error,
     model_metadata,
-    output_tensors,
     parse_tensor,
     requested_outputs,
 )
@@ -96,6 +95,7 @@ class InferenceService:
         """The method, counted and timed in the HTTP metrics, with ServiceErrors turned into statuses."""
         metrics = self.runtime.metrics
         seconds = metrics.request_seconds.labels(route)
+        counters: dict[int, Any] = {}  # by status, as MetricsMiddleware keeps them: labels() locks and hashes
 
         async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
             start = time.perf_counter()
@@ -125,7 +125,10 @@ class InferenceService:
                     grpc.StatusCode.INTERNAL, f"{route} failed on the server", tuple(trailing)
                 )
             finally:
-                metrics.requests.labels(route, "GRPC", str(status)).inc()
+                counter = counters.get(status)
+                if counter is None:
+                    counter = counters[status] = metrics.requests.labels(route, "GRPC", str(status))
+                counter.inc()
                 seconds.observe(time.perf_counter() - start)
                 if self.lines.wanted(status):
                     write("GRPC", route, status, 1000 * (time.perf_counter() - start), rid, context.peer())
@@ -178,15 +181,7 @@ class InferenceService:
             images, encoded = await runtime.run_cpu(parse_tensor, tensor, max_images)
         else:  # small tensors parse faster here than through a thread hop
             images, encoded = parse_tensor(tensor, max_images)
-        if encoded is not None:  # encoded pictures: the upload preprocessing, off the event loop
-            batch = await runtime.run_cpu(preprocess_all, encoded, runtime.settings)
-        else:
-            assert images is not None
-            batch = list(images)
-        answer = await infer(None, runtime, served, batch, started)
-        classes = len(served.card.labels)
-        out = answer.outputs
-        tensors = output_tensors(out[:, :classes], out[:, classes], served.digit_threshold)
+        tensors = await infer_tensors(None, runtime, served, images, encoded, started)
         response = pb.ModelInferResponse(model_name=served.name, model_version="1", id=request.id)
         for name in names:
             arr = tensors[name]

@@ -11,10 +11,9 @@ from .. import v2codec
 from ..deps import ModelDep, RuntimeDep, path_parameters
 from ..encoding import decompress
 from ..errors import ModelNotFound
-from ..inputs import INLINE_MAX_BYTES, preprocess_all
+from ..inputs import INLINE_MAX_BYTES
 from ..openapi import errors, ref, request_body
-from ..pipeline import infer as run_inference
-from ..pipeline import serving
+from ..pipeline import infer_tensors, serving
 from ..runtime import ServedModel
 from ..schemas import V2InferRequest, V2InferResponse, V2ModelMetadata, V2ModelReady, V2ServerMetadata
 from ..v2codec import HEADER_LENGTH, SERVER_METADATA, encode_response, parse_request
@@ -80,17 +79,8 @@ async def infer(request: Request) -> Response:
         parsed = parse_request(body, header_length, settings.max_batch_images)
     else:
         parsed = await runtime.run_cpu(parse_request, body, header_length, settings.max_batch_images)
-    if parsed.encoded is not None:  # encoded pictures: the upload preprocessing, off the event loop
-        images = await runtime.run_cpu(preprocess_all, parsed.encoded, settings)
-    else:
-        assert parsed.images is not None
-        images = list(parsed.images)
-    answer = await run_inference(request, runtime, served, images, started)
-    classes = len(served.card.labels)
-    out = answer.outputs
-    payload, headers = encode_response(
-        served.name, parsed, out[:, :classes], out[:, classes], served.digit_threshold
-    )
+    tensors = await infer_tensors(request, runtime, served, parsed.images, parsed.encoded, started)
+    payload, headers = encode_response(served.name, parsed, tensors)
     return Response(payload, headers=headers)
 
 

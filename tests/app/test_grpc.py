@@ -45,13 +45,20 @@ def call(target: str, request: object, metadata: tuple = ()) -> object:
 
 def call_with_trailer(target: str, request: object, metadata: tuple = ()) -> tuple[object, dict[str, str]]:
     with grpc.insecure_channel(target) as channel:
-        method = channel.unary_unary(
-            INFER,
-            request_serializer=pb.ModelInferRequest.SerializeToString,
-            response_deserializer=pb.ModelInferResponse.FromString,
+        reply, done = unary(channel, pb.SERVICE, "ModelInfer").with_call(
+            request, timeout=30, metadata=metadata
         )
-        reply, done = method.with_call(request, timeout=30, metadata=metadata)
         return reply, dict(done.trailing_metadata())
+
+
+def unary(channel: grpc.Channel, service: str, name: str):  # type: ignore[no-untyped-def]
+    """One of the service's methods through a plain channel, with the messages the service declares."""
+    request_class, reply_class = (pb.METHODS if service == pb.SERVICE else pb.HEALTH_METHODS)[name]
+    return channel.unary_unary(
+        f"/{service}/{name}",
+        request_serializer=request_class.SerializeToString,
+        response_deserializer=reply_class.FromString,
+    )
 
 
 def test_tritonclient_grpc_answers_as_rest_does(start_server, digits):
@@ -114,11 +121,7 @@ def test_grpc_health_checks_answer_as_readiness(start_server):
     """gRPC's standard health protocol (Kubernetes grpc probes, grpc-health-probe): SERVING when ready."""
     server = start_server(workers=1)
     with grpc.insecure_channel(server.grpc_target) as channel:
-        check = channel.unary_unary(
-            f"/{pb.HEALTH}/Check",
-            request_serializer=pb.HealthCheckRequest.SerializeToString,
-            response_deserializer=pb.HealthCheckResponse.FromString,
-        )
+        check = unary(channel, pb.HEALTH, "Check")
         for service in ("", pb.SERVICE):
             assert (
                 check(pb.HealthCheckRequest(service=service), timeout=10).status
@@ -298,12 +301,7 @@ def test_grpc_through_a_killed_worker_and_a_killed_engine(start_server, digits):
 def server_ready(target: str) -> bool:
     try:
         with grpc.insecure_channel(target) as channel:
-            method = channel.unary_unary(
-                f"/{pb.SERVICE}/ServerReady",
-                request_serializer=pb.ServerReadyRequest.SerializeToString,
-                response_deserializer=pb.ServerReadyResponse.FromString,
-            )
-            return method(pb.ServerReadyRequest(), timeout=5).ready
+            return unary(channel, pb.SERVICE, "ServerReady")(pb.ServerReadyRequest(), timeout=5).ready
     except grpc.RpcError:
         return False
 
