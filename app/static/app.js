@@ -171,7 +171,7 @@ function resetResults() {
   state.generation++;
   for (const panel of panels.values()) panel.setEmpty(state.mode === "number" ? "Write a number" : "Draw a digit");
   attention.clear();
-  $("pad-boxes").replaceChildren();
+  showBoxes([]);
   state.reads = new Map();
   clearCanvas(preview);
   preview.dataset.state = "empty";
@@ -238,8 +238,8 @@ function digitJobs(image, gen, current, controller) {
   });
 }
 
-/** A whole number: /read per model; the boxes come from the first answer (the split does not
- * depend on the model), and the chosen digit's attention from its 28x28 input. */
+/** A whole number: /read per model; the boxes from the first panel whose answer found digits, and
+ * the chosen digit's attention from its 28x28 input. */
 function readJobs(image, gen, current, controller) {
   state.reads = new Map();
   state.selected = 0;
@@ -250,7 +250,7 @@ function readJobs(image, gen, current, controller) {
         if (!current()) return null;
         state.reads.set(panel.name, { data, rtt });
         panel.setNumber(data, rtt, gen, state.selected);
-        if (state.reads.size === 1 && !state.file) showBoxes(data.digits); // boxes on the pad's picture
+        if (!state.file) showBoxes(boxedDigits()); // boxes on the pad's picture
         if (panel.name === attention.selectedModel) selectDigit(state.selected, gen);
         return data;
       })
@@ -265,31 +265,59 @@ function readJobs(image, gen, current, controller) {
   });
 }
 
+/** The digits of the first panel, in the panels' order, whose answer found any: the same boxes
+ * whichever answer arrives first (the models choose the split, and may differ). */
+function boxedDigits() {
+  for (const name of panels.keys()) {
+    const digits = state.reads.get(name)?.data.digits;
+    if (digits && digits.length) return digits;
+  }
+  return [];
+}
+
+/** Outline each digit found on the pad, and under the pad a button per digit that selects it.
+ * The outlines take no clicks: a stroke that begins inside a digit's box is drawn, not lost. */
 function showBoxes(digits) {
   const layer = $("pad-boxes");
+  const picker = $("digit-picker");
   layer.replaceChildren();
+  picker.replaceChildren();
   const [w, h] = [Math.round(280 * pad.aspect), 280]; // the picture that was sent
+  const lines = new Set(digits.map((d) => d.line ?? 0)).size;
   digits.forEach((d, i) => {
     const [x0, y0, x1, y1] = d.box;
+    const box = document.createElement("div");
+    box.className = "digit-box";
+    box.dataset.testid = `digit-box-${i}`;
+    box.style.left = `${(100 * x0) / w}%`;
+    box.style.top = `${(100 * y0) / h}%`;
+    box.style.width = `${(100 * (x1 - x0)) / w}%`;
+    box.style.height = `${(100 * (y1 - y0)) / h}%`;
+    layer.append(box);
     const btn = document.createElement("button");
     btn.type = "button";
-    btn.className = "digit-box";
-    btn.dataset.testid = `digit-box-${i}`;
-    btn.style.left = `${(100 * x0) / w}%`;
-    btn.style.top = `${(100 * y0) / h}%`;
-    btn.style.width = `${(100 * (x1 - x0)) / w}%`;
-    btn.style.height = `${(100 * (y1 - y0)) / h}%`;
+    btn.className = "digit-pick";
+    btn.dataset.testid = `digit-pick-${i}`;
+    btn.textContent = String(i + 1);
+    btn.style.left = `${(50 * (x0 + x1)) / w}%`; // under its digit; one row per line of writing
+    btn.style.top = `${(lines > 1 ? d.line ?? 0 : 0) * 32}px`;
     btn.setAttribute("aria-label", `Digit ${i + 1}: show its probabilities`);
-    btn.setAttribute("aria-pressed", String(i === state.selected));
     btn.addEventListener("click", () => selectDigit(i, state.generation));
-    layer.append(btn);
+    picker.append(btn);
   });
-  layer.hidden = digits.length === 0;
+  picker.style.height = `${lines * 32}px`;
+  picker.hidden = digits.length === 0;
+  markSelected();
+}
+
+function markSelected() {
+  for (const [i, box] of [...$("pad-boxes").children].entries()) box.dataset.selected = String(i === state.selected);
+  for (const [i, btn] of [...$("digit-picker").children].entries()) btn.setAttribute("aria-pressed", String(i === state.selected));
 }
 
 function selectDigit(index, gen) {
   state.selected = index;
-  for (const btn of $("pad-boxes").children) btn.setAttribute("aria-pressed", String(btn.dataset.testid === `digit-box-${index}`));
+  markSelected();
   for (const panel of panels.values()) {
     const r = state.reads.get(panel.name);
     if (r) panel.setNumber(r.data, r.rtt, gen, index);

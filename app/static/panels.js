@@ -139,7 +139,7 @@ export class ModelPanel {
     this.digit.setAttribute("aria-label", `${this.name} reads`);
     const which = `Digit ${digits.indexOf(chosen) + 1} of ${digits.length}: ${chosen.label}`;
     this.message.textContent =
-      chosen.is_digit === false ? `${which} — this mark doesn't look like a digit.` : `${which}. Click a box on the pad for another.`;
+      chosen.is_digit === false ? `${which} — this mark doesn't look like a digit.` : `${which}. Pick another under the pad.`;
   }
 
   setError(text, generation) {

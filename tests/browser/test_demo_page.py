@@ -445,7 +445,7 @@ def test_controls_are_keyboard_reachable(page_session):
 
 
 def test_whole_number_is_read_by_every_model_with_a_box_per_digit(page_session, service, artifacts_dir):
-    """Toggle the wide pad, write 2 0 7 with the mouse, read the number, click a digit's box."""
+    """Toggle the wide pad, write 2 0 7 with the mouse, read the number, pick a digit under the pad."""
     from training.numbers import digit_strokes
 
     page = page_session.page
@@ -461,8 +461,12 @@ def test_whole_number_is_read_by_every_model_with_a_box_per_digit(page_session, 
         assert len(results[name]) == 3 and set(results[name]) <= DIGITS
         if service.trained:
             assert results[name] == "207", f"{name} read {results[name]}"
-    boxes.nth(1).click()
-    assert boxes.nth(1).get_attribute("aria-pressed") == "true"
+    picks = page.locator(".digit-pick")
+    assert picks.count() == 3
+    picks.nth(1).click()
+    assert picks.nth(1).get_attribute("aria-pressed") == "true"
+    assert boxes.nth(1).get_attribute("data-selected") == "true"
+    assert boxes.nth(0).get_attribute("data-selected") == "false"
     if any(m["supports_attention"] for m in service.models):
         page.wait_for_function("document.getElementById('attention-card').dataset.state === 'done'")
     page.screenshot(path=str(artifacts_dir / "number-desktop.png"), animations="disabled")
@@ -471,13 +475,16 @@ def test_whole_number_is_read_by_every_model_with_a_box_per_digit(page_session, 
 
 
 def test_a_decimal_point_written_on_the_pad_is_shown_between_the_digits(page_session, service):
-    """2.5 on the wide pad: two digit boxes, and the page shows the point between them."""
+    """2.5 on the wide pad, the 2 read (and boxed) before the point and the 5 are written: two digit
+    boxes, and the page shows the point between them. The point lands inside the 2's box."""
     from training.numbers import digit_strokes
 
     page = page_session.page
     page.get_by_test_id("mode-number").check()
-    strokes = [[(0.25 + 0.2 * x, 0.2 + 0.6 * y) for x, y in s] for s in digit_strokes(2)]
-    strokes.append([(0.43, 0.2 + 0.6 * 0.97)])  # a tap of the pen: the pad draws a dot
+    draw(page, [[(0.25 + 0.2 * x, 0.2 + 0.6 * y) for x, y in s] for s in digit_strokes(2)])
+    settle(page, service.names)
+    assert page.locator(".digit-box").count() == 1
+    strokes = [[(0.43, 0.2 + 0.6 * 0.97)]]  # a tap of the pen: the pad draws a dot
     strokes += [[(0.5 + 0.2 * x, 0.2 + 0.6 * y) for x, y in s] for s in digit_strokes(5)]
     draw(page, strokes)
     results = settle(page, service.names)
@@ -486,6 +493,26 @@ def test_a_decimal_point_written_on_the_pad_is_shown_between_the_digits(page_ses
     for name in service.names:
         if service.trained:
             assert results[name] == "2.5", f"{name} read {results[name]}"
+
+
+def test_a_stroke_begun_inside_a_digits_box_is_drawn(page_session, service):
+    """A slashed zero written with a pause before the slash: the ring is read and boxed, and the slash
+    begins inside that box. It is drawn and read with the ring, not taken as a click on the box."""
+    from training.writing_styles import STYLES
+
+    page = page_session.page
+    page.get_by_test_id("mode-number").check()
+    ring, slash = ([(0.4 + 0.2 * x, 0.2 + 0.6 * y) for x, y in s] for s in STYLES["zero slashed inside"][1])
+    draw(page, [ring])
+    settle(page, service.names)
+    assert page.locator(".digit-box").count() == 1
+    draw(page, [slash])
+    assert page.locator("#pad-wrap").get_attribute("data-strokes") == "2"
+    results = settle(page, service.names)
+    assert page.locator(".digit-box").count() == 1
+    for name in service.names:
+        if service.trained:
+            assert results[name] == "0", f"{name} read {results[name]}; {panel_messages(page, service.names)}"
 
 
 def test_digit_boxes_of_an_older_drawing_go_when_the_new_one_cannot_be_read(page_session, service):
