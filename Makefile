@@ -77,6 +77,7 @@ bench: $(VENV)/.installed-dev
 	$(PY) -m bench
 	$(PY) -m bench.scaling
 	$(PY) -m bench.grpc
+	$(PY) -m bench.perf_analyzer
 
 # Side by side with LitServe and Triton on the same model (../shared/peers; its own venv, ~5 GB once).
 # Each run is appended to bench/results/peers.txt under a dated header: only ratios within one run compare.

@@ -41,15 +41,20 @@ QUEUE_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.01, 0.02
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
 
-def exposition(metrics: Metrics) -> bytes:
-    """The text format: the whole service's totals when the processes share a multiprocess
-    directory (``python -m app``), else this process's own registry."""
+def service_registry(metrics: Metrics) -> CollectorRegistry:
+    """The whole service's totals when the processes share a multiprocess directory (``python -m
+    app``), else this process's own registry."""
     path = os.environ.get("PROMETHEUS_MULTIPROC_DIR")  # prometheus_client's own switch
     if not path:
-        return generate_latest(metrics.registry)
+        return metrics.registry
     registry = CollectorRegistry()
     multiprocess.MultiProcessCollector(registry, path)
-    return generate_latest(registry)
+    return registry
+
+
+def exposition(metrics: Metrics) -> bytes:
+    """The text format of ``service_registry``."""
+    return generate_latest(service_registry(metrics))
 
 
 class Metrics:
@@ -103,6 +108,30 @@ class Metrics:
             "vit_digits_execution_count", "forward passes (inference/execution = mean batch size)", ["model"],
             registry=r,
         )  # fmt: skip
+        # Per model, for Triton's statistics extension (``app.model_stats``) as much as for dashboards.
+        self.model_request_seconds = Histogram(
+            "vit_digits_model_request_seconds",
+            "requests that reached a model's engine: arrival to answer, by outcome (success, fail)",
+            ["model", "outcome"], buckets=LATENCY_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.request_compute_seconds = Counter(
+            "vit_digits_request_compute_seconds",
+            "each computed request's share of the device time: its batch's forward pass, once per request",
+            ["model"], registry=r,
+        )  # fmt: skip
+        self.last_inference = Gauge(
+            "vit_digits_last_inference_timestamp_seconds", "when the model last ran a batch (Unix time)",
+            ["model"], registry=r, multiprocess_mode="max",
+        )  # fmt: skip
+        self._model_requests: dict[tuple[str, str], Any] = {}
+
+    def model_request(self, model: str, ok: bool) -> Any:
+        """The labelled child of ``model_request_seconds`` (``labels()`` locks and hashes per call)."""
+        key = (model, "success" if ok else "fail")
+        child = self._model_requests.get(key)
+        if child is None:
+            child = self._model_requests[key] = self.model_request_seconds.labels(*key)
+        return child
 
 
 def route_label(scope: Scope) -> str:

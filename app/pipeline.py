@@ -97,13 +97,18 @@ async def infer(
         assert model.attention is not None
         width = model.attention["width"]
     deadline = started + runtime.settings.request_timeout_s
+    ok = False
     try:
-        req_id, future = client.submit(model.index, op, images, width, deadline)
-    except EngineGone:
-        raise Unavailable(f"the engine is not available: {runtime.not_ready_reason}") from None
-    except EngineRefused as exc:
-        raise _refusal(exc.status, model.name) from None
-    reply = await _wait(request, client, req_id, future, deadline, model.name)
+        try:
+            req_id, future = client.submit(model.index, op, images, width, deadline)
+        except EngineGone:
+            raise Unavailable(f"the engine is not available: {runtime.not_ready_reason}") from None
+        except EngineRefused as exc:
+            raise _refusal(exc.status, model.name) from None
+        reply = await _wait(request, client, req_id, future, deadline, model.name)
+        ok = True
+    finally:  # refused, expired, failed or abandoned requests count as the model's failures
+        runtime.metrics.model_request(model.name, ok).observe(time.monotonic() - started)
     return Answer(model, reply, started)
 
 

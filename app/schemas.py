@@ -189,6 +189,25 @@ class V2ModelReady(BaseModel):
     ready: bool
 
 
+class V2ModelConfig(BaseModel):
+    """Triton's ModelConfig (the model configuration extension), the fields this server fills."""
+
+    name: str
+    platform: str
+    backend: str
+    max_batch_size: int = Field(description="images one request may carry; dims leave this dimension out")
+    input: list[dict[str, Any]]
+    output: list[dict[str, Any]]
+    dynamic_batching: dict[str, Any]
+    instance_group: list[dict[str, Any]]
+
+
+class V2ModelStatistics(BaseModel):
+    """Triton's statistics extension: per model, counts and cumulative times in ns (``app.model_stats``)."""
+
+    model_stats: list[dict[str, Any]]
+
+
 class V2InferInput(BaseModel):
     name: str
     shape: list[int]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import ValidationError
@@ -26,6 +26,9 @@ from . import __version__
 from .errors import PayloadTooLarge, ServiceError
 from .preprocess import decode_base64
 from .schemas import V2InferRequest
+
+if TYPE_CHECKING:
+    from .settings import Settings
 
 INPUT_NAME = "image"
 BYTES_INPUT = "image_bytes"  # encoded pictures, preprocessed like uploads
@@ -231,23 +234,66 @@ def _value_tensor(data: Sequence[Any] | None, count: int, datatype: str) -> np.n
     return arr
 
 
-SERVER_METADATA = {"name": "vit-digits", "version": __version__, "extensions": []}
+# Triton's extensions this server implements, as Triton names them.
+EXTENSIONS = ["binary_tensor_data", "model_configuration", "statistics"]
+SERVER_METADATA = {"name": "vit-digits", "version": __version__, "extensions": EXTENSIONS}
+CONFIG_TYPES = {"UINT8": "TYPE_UINT8", "FP32": "TYPE_FP32", "INT64": "TYPE_INT64", "BOOL": "TYPE_BOOL",
+                "BYTES": "TYPE_STRING"}  # fmt: skip
 
 
 def model_metadata(name: str, arch: str, classes: int) -> dict[str, Any]:
-    """A model's metadata: the inputs it takes and every output ``output_tensors`` can return."""
+    """A model's metadata: the inputs it takes and every output ``output_tensors`` can return.
+
+    One entry per input name, as tools that read it expect (perf_analyzer keys inputs by name): ``image``
+    is listed as UINT8 [-1, 28, 28] and takes FP32 [-1, 1, 28, 28] as well; ``image_bytes`` is listed as
+    [-1, 1], Triton's form for one value per batch item, and takes [-1] as well."""
     return {
         "name": name,
         "versions": ["1"],
         "platform": f"pytorch_{arch}",
         "inputs": [
             {"name": INPUT_NAME, "datatype": "UINT8", "shape": [-1, 28, 28]},
-            {"name": INPUT_NAME, "datatype": "FP32", "shape": [-1, 1, 28, 28]},
-            {"name": BYTES_INPUT, "datatype": "BYTES", "shape": [-1]},
+            {"name": BYTES_INPUT, "datatype": "BYTES", "shape": [-1, 1]},
         ],
         "outputs": [
             {"name": out, "datatype": datatype, "shape": [-1, classes] if out == "probabilities" else [-1]}
             for out, datatype in OUTPUTS.items()
+        ],
+    }
+
+
+def model_config(name: str, arch: str, classes: int, device: str, settings: Settings) -> dict[str, Any]:
+    """A model's configuration in Triton's ModelConfig schema (the model configuration extension), so
+    that tools that read it (perf_analyzer, Model Analyzer, tritonclient's ``get_model_config``) work.
+
+    ``max_batch_size`` is what one request may carry (MAX_BATCH_IMAGES); dims leave out that batch
+    dimension, as the metadata's shapes are without their leading -1. ``image`` and ``image_bytes`` are
+    both optional: a request sends one of them. The outputs of one value per image have Triton's form
+    for a model that computes [N], dims [1] with ``reshape: {shape: []}``; they are answered as [N], the
+    metadata's shape.
+    """
+    scalar = {"dims": [1], "reshape": {"shape": []}}
+    outputs = [
+        {"name": out, "data_type": CONFIG_TYPES[kind]}
+        | ({"dims": [classes]} if out == "probabilities" else scalar)
+        for out, kind in OUTPUTS.items()
+    ]
+    return {
+        "name": name,
+        "platform": f"pytorch_{arch}",
+        "backend": "vit-digits",
+        "max_batch_size": settings.max_batch_images,
+        "input": [
+            {"name": INPUT_NAME, "data_type": "TYPE_UINT8", "dims": [28, 28], "optional": True},
+            {"name": BYTES_INPUT, "data_type": "TYPE_STRING", "dims": [1], "optional": True},
+        ],
+        "output": outputs,
+        "dynamic_batching": {
+            "preferred_batch_size": [settings.max_batch_size],
+            "max_queue_delay_microseconds": round(settings.max_wait_ms * 1000),
+        },
+        "instance_group": [
+            {"name": name, "kind": "KIND_GPU" if device.startswith("cuda") else "KIND_CPU", "count": 1}
         ],
     }
 

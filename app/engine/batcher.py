@@ -188,6 +188,8 @@ class DynamicBatcher:
                 metrics.pending.labels(name),
                 metrics.inference_count.labels(name),
                 metrics.execution_count.labels(name),
+                metrics.request_compute_seconds.labels(name),
+                metrics.last_inference.labels(name),
             )
 
     def start(self) -> None:
@@ -348,11 +350,13 @@ class DynamicBatcher:
         compute = time.monotonic() - started
         n = sum(job.n for job in batch)
         if self._m is not None:
-            m_queue, m_compute, m_batch, _, m_images, m_exec = self._m
+            m_queue, m_compute, m_batch, _, m_images, m_exec, m_shares, m_last = self._m
             m_compute.observe(compute)
             m_batch.observe(n)
             m_images.inc(n)
             m_exec.inc()
+            m_shares.inc(compute * len(batch))
+            m_last.set(time.time())
             for job in batch:
                 m_queue.observe(started - job.enqueued)
         for job, result in zip(batch, results, strict=True):

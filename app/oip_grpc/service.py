@@ -18,10 +18,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
+from google.protobuf import json_format
 
 from ..access import AccessLine, request_id, write
 from ..errors import ModelNotFound, ServiceError
 from ..inputs import INLINE_MAX_BYTES
+from ..model_stats import statistics
 from ..pipeline import infer_tensors
 from ..runtime import Runtime, ServedModel
 from ..v2codec import (
@@ -29,6 +31,7 @@ from ..v2codec import (
     SERVER_METADATA,
     Tensor,
     V2Error,
+    model_config,
     model_metadata,
     parse_tensor,
     requested_outputs,
@@ -69,6 +72,8 @@ class InferenceService:
             "ServerMetadata": self.server_metadata,
             "ModelMetadata": self.model_metadata,
             "ModelInfer": self.model_infer,
+            "ModelConfig": self.model_config,
+            "ModelStatistics": self.model_statistics,
         }
         health = {"Check": self.health_check}  # Watch: UNIMPLEMENTED (not registered)
         return self._handler(pb.SERVICE, inference, pb.METHODS), self._handler(
@@ -154,6 +159,18 @@ class InferenceService:
         served = self._model(request.name, request.version)
         meta = model_metadata(served.name, served.card.arch, len(served.card.labels))
         return pb.ModelMetadataResponse(**meta)
+
+    async def model_config(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        served = self._model(request.name, request.version)
+        card = served.card
+        config = model_config(served.name, card.arch, len(card.labels), served.device, self.runtime.settings)
+        return pb.ModelConfigResponse(config=json_format.ParseDict(config, pb.ModelConfig()))
+
+    async def model_statistics(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        """One model's statistics, or every model's when the request names none (as Triton)."""
+        runtime = self.runtime
+        names = [self._model(request.name, request.version).name] if request.name else list(runtime.models)
+        return json_format.ParseDict(statistics(runtime.metrics, names), pb.ModelStatisticsResponse())
 
     async def health_check(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
         """SERVING when ready (as ServerReady and /v2/health/ready), else NOT_SERVING."""

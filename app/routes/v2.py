@@ -12,10 +12,19 @@ from ..deps import ModelDep, RuntimeDep, path_parameters
 from ..encoding import decompress
 from ..errors import ModelNotFound
 from ..inputs import INLINE_MAX_BYTES
+from ..model_stats import statistics
 from ..openapi import errors, ref, request_body
 from ..pipeline import infer_tensors, serving
 from ..runtime import ServedModel
-from ..schemas import V2InferRequest, V2InferResponse, V2ModelMetadata, V2ModelReady, V2ServerMetadata
+from ..schemas import (
+    V2InferRequest,
+    V2InferResponse,
+    V2ModelConfig,
+    V2ModelMetadata,
+    V2ModelReady,
+    V2ModelStatistics,
+    V2ServerMetadata,
+)
 from ..v2codec import HEADER_LENGTH, SERVER_METADATA, encode_response, parse_request
 
 router = APIRouter(prefix="/v2", tags=["v2 (Open Inference Protocol)"])
@@ -40,6 +49,13 @@ async def server_metadata() -> JSONResponse:
     return JSONResponse(SERVER_METADATA)
 
 
+# Before /models/{name}, which would take "stats" for a model's name.
+@router.get("/models/stats", response_model=V2ModelStatistics, responses=errors(503, v2=True))
+async def all_statistics(runtime: RuntimeDep) -> JSONResponse:
+    """Statistics of every model (Triton's statistics extension): counts and cumulative times in ns."""
+    return JSONResponse(statistics(runtime.metrics, list(runtime.models)))
+
+
 def _metadata(served: ServedModel) -> dict:
     return v2codec.model_metadata(served.name, served.card.arch, len(served.card.labels))
 
@@ -48,6 +64,20 @@ def _metadata(served: ServedModel) -> dict:
 async def model_metadata(served: ModelDep) -> JSONResponse:
     """Model metadata: input (UINT8 [N,28,28], FP32 [N,1,28,28], or BYTES [N] pictures) and outputs."""
     return JSONResponse(_metadata(served))
+
+
+@router.get("/models/{name}/config", response_model=V2ModelConfig, responses=errors(404, 503, v2=True))
+async def config(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
+    """The model's configuration in Triton's ModelConfig schema (for perf_analyzer and the like)."""
+    card = served.card
+    config = v2codec.model_config(served.name, card.arch, len(card.labels), served.device, runtime.settings)
+    return JSONResponse(config)
+
+
+@router.get("/models/{name}/stats", response_model=V2ModelStatistics, responses=errors(404, 503, v2=True))
+async def model_statistics(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
+    """The model's statistics (Triton's statistics extension): counts and cumulative times in ns."""
+    return JSONResponse(statistics(runtime.metrics, [served.name]))
 
 
 @router.get(
@@ -115,6 +145,28 @@ async def model_version_metadata(served: ModelDep) -> JSONResponse:
 async def model_version_ready(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
     """Model readiness (version 1)."""
     return await model_ready(served, runtime)
+
+
+@router.get(
+    "/models/{name}/versions/{version}/config",
+    response_model=V2ModelConfig,
+    responses=errors(404, 503, v2=True),
+    **VERSIONED,
+)
+async def version_config(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
+    """The model's configuration (version 1)."""
+    return await config(served, runtime)
+
+
+@router.get(
+    "/models/{name}/versions/{version}/stats",
+    response_model=V2ModelStatistics,
+    responses=errors(404, 503, v2=True),
+    **VERSIONED,
+)
+async def version_statistics(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
+    """The model's statistics (version 1)."""
+    return await model_statistics(served, runtime)
 
 
 @router.post(

@@ -70,7 +70,7 @@ def test_tritonclient_grpc_answers_as_rest_does(start_server, digits):
         assert client.is_model_ready(VIT) and client.is_model_ready(CNN, model_version="1")
         assert client.get_server_metadata(as_json=True)["name"] == "vit-digits"
         meta = client.get_model_metadata(VIT, as_json=True)
-        assert {"name": "image_bytes", "datatype": "BYTES", "shape": ["-1"]} in meta["inputs"]
+        assert {"name": "image_bytes", "datatype": "BYTES", "shape": ["-1", "1"]} in meta["inputs"]
         assert [o["name"] for o in meta["outputs"]] == ["probabilities", "digit", "digit_score", "is_digit"]
         for name in (VIT, CNN):
             want = rest_v2(server, name, images)

@@ -49,6 +49,10 @@ def _same_fields(mine, their) -> None:  # type: ignore[no-untyped-def]
         )
         if field.message_type is not None and not field.message_type.GetOptions().map_entry:
             _same_fields(field.message_type, other.message_type)
+        if field.enum_type is not None:
+            theirs = {v.name: v.number for v in other.enum_type.values}
+            ours = {v.name: v.number for v in field.enum_type.values}
+            assert ours.items() <= theirs.items(), field.full_name
 
 
 def _repeated(field) -> bool:  # type: ignore[no-untyped-def]

@@ -83,7 +83,7 @@ def test_tritonclient_sends_encoded_pictures_as_bytes(start_server, digits):
     client = tritonclient_http.InferenceServerClient(url=f"127.0.0.1:{server.port}")
     try:
         meta = client.get_model_metadata(VIT)
-        assert {"name": "image_bytes", "datatype": "BYTES", "shape": [-1]} in meta["inputs"]
+        assert {"name": "image_bytes", "datatype": "BYTES", "shape": [-1, 1]} in meta["inputs"]
         raw = np.array(pictures, dtype=np.object_)
         as_text = np.array([base64.b64encode(p) for p in pictures], dtype=np.object_)
         for data, binary in ((raw, True), (as_text, False)):

@@ -27,13 +27,19 @@ def tensor(images: np.ndarray, **kw) -> dict:  # type: ignore[no-untyped-def]
 
 
 def test_server_and_model_metadata(client):
-    assert client.get("/v2").json() == {"name": "vit-digits", "version": "0.1.0", "extensions": []}
+    assert client.get("/v2").json() == {
+        "name": "vit-digits",
+        "version": "0.1.0",
+        "extensions": ["binary_tensor_data", "model_configuration", "statistics"],
+    }
     assert client.get("/v2/health/live").json() == {"live": True}
     assert client.get("/v2/health/ready").json() == {"ready": True}
     meta = client.get(f"/v2/models/{VIT}").json()
     assert meta["name"] == VIT
-    assert {"name": "image", "datatype": "UINT8", "shape": [-1, 28, 28]} in meta["inputs"]
-    assert {"name": "image", "datatype": "FP32", "shape": [-1, 1, 28, 28]} in meta["inputs"]
+    assert meta["inputs"] == [  # image takes FP32 [-1, 1, 28, 28] too, and image_bytes [-1]
+        {"name": "image", "datatype": "UINT8", "shape": [-1, 28, 28]},
+        {"name": "image_bytes", "datatype": "BYTES", "shape": [-1, 1]},
+    ]
     assert meta["outputs"] == [
         {"name": "probabilities", "datatype": "FP32", "shape": [-1, 10]},
         {"name": "digit", "datatype": "INT64", "shape": [-1]},

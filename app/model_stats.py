@@ -1,0 +1,67 @@
+"""Triton's statistics extension (``GET /v2/models/{name}/stats``, gRPC ``ModelStatistics``): per-model
+counts and cumulative times, read from the service's metrics, so every figure is the whole service's
+(all workers and the engine), as ``/metrics`` totals are.
+
+What each figure counts here:
+- ``success`` / ``fail``: requests that reached the model's engine, from their arrival to their answer
+  (a refused, expired, failed or abandoned request is a failure);
+- ``queue``: the time a request waited in its model's batch queue;
+- ``compute_infer``: each computed request's batch forward pass (copies to and from the device included,
+  so ``compute_input`` and ``compute_output`` are zero);
+- ``inference_count`` / ``execution_count``: images and forward passes (their ratio is the mean batch).
+Responses are not cached, so the cache figures are zero; ``batch_stats`` is left empty (the batch sizes
+are in ``/metrics`` as a histogram).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from .metrics import Metrics, service_registry
+
+NS = 1e9
+
+
+def statistics(metrics: Metrics, names: list[str]) -> dict[str, Any]:
+    """``{"model_stats": [...]}`` for the named models, in Triton's JSON form."""
+    values: dict[str, float] = defaultdict(float)  # "sample name|label values" -> value
+    for family in service_registry(metrics).collect():
+        for sample in family.samples:
+            labels = sample.labels
+            model = labels.get("model")
+            if model is None:
+                continue
+            key = "|".join((sample.name, model, labels.get("outcome", "")))
+            values[key] += sample.value
+    return {"model_stats": [_model(values, name) for name in names]}
+
+
+def _model(v: dict[str, float], name: str) -> dict[str, Any]:
+    def duration(count: float, seconds: float) -> dict[str, int]:
+        return {"count": int(count), "ns": int(seconds * NS)}
+
+    def requests(outcome: str) -> dict[str, int]:
+        prefix = "vit_digits_model_request_seconds"
+        return duration(v[f"{prefix}_count|{name}|{outcome}"], v[f"{prefix}_sum|{name}|{outcome}"])
+
+    computed = v[f"vit_digits_queue_seconds_count|{name}|"]
+    zero = duration(0, 0)
+    return {
+        "name": name,
+        "version": "1",
+        "last_inference": int(v[f"vit_digits_last_inference_timestamp_seconds|{name}|"] * 1000),  # ms
+        "inference_count": int(v[f"vit_digits_inference_count_total|{name}|"]),
+        "execution_count": int(v[f"vit_digits_execution_count_total|{name}|"]),
+        "inference_stats": {
+            "success": requests("success"),
+            "fail": requests("fail"),
+            "queue": duration(computed, v[f"vit_digits_queue_seconds_sum|{name}|"]),
+            "compute_input": duration(computed, 0),
+            "compute_infer": duration(computed, v[f"vit_digits_request_compute_seconds_total|{name}|"]),
+            "compute_output": duration(computed, 0),
+            "cache_hit": zero,
+            "cache_miss": zero,
+        },
+        "batch_stats": [],
+    }

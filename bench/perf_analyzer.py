@@ -1,0 +1,177 @@
+"""`python -m bench.perf_analyzer`: the service measured by NVIDIA's own load generator for Triton,
+perf_analyzer (shipped in the tritonclient wheel), over REST and gRPC, with a tensor and with a PNG.
+It reads the model's configuration and statistics (Triton's extensions), so its report splits the
+server's time into queue, compute and the rest, as it does for Triton.
+
+    python -m bench.perf_analyzer --workers 2 --concurrency 1,16,64
+
+Prints a table and writes bench/results/perf_analyzer.{json,md}. perf_analyzer is C++ (its client
+costs less CPU than the Python clients of bench.grpc), but it still shares the machine's cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import csv
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from app.settings import Settings
+from testkit.images import png_bytes
+from testkit.server import REPO_ROOT, ServiceProcess
+
+from .machine import machine_info
+from .samples import load_digits
+from .store import resolve_store
+
+ROUTES = ("rest tensor", "grpc tensor", "rest png", "grpc png")
+# what perf_analyzer needs on a machine without the CUDA toolkit (it links libcudart even on CPU)
+MISSING_LIBRARY_HELP = {
+    "libb64": "apt-get install libb64-0d",
+    "libcudart": "pip install nvidia-cuda-runtime-cu12 (a dev extra), or a CUDA 12 toolkit's",
+}
+
+
+def get_args_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m bench.perf_analyzer", description=__doc__.split("\n\n")[0])
+    p.add_argument("--workers", default="2", help="WORKERS of the service: a number or auto (default 2)")
+    p.add_argument("--model", default="vit-mnist", help="default: vit-mnist")
+    p.add_argument("--store", type=Path, default=None, help="default: shipped checkpoints")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    p.add_argument("--seconds", type=float, default=3.0, help="measurement window (default 3)")
+    p.add_argument("--concurrency", default="1,16,64", help="requests in flight (default 1,16,64)")
+    p.add_argument("--perf-analyzer", default=None, help="the binary (default: perf_analyzer on PATH)")
+    p.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "results", help="default: bench/results")
+    return p
+
+
+def perf_analyzer_env() -> dict[str, str]:
+    """The environment perf_analyzer starts in: libcudart.so.12 from the nvidia-cuda-runtime-cu12 wheel
+    (a dev extra) on LD_LIBRARY_PATH where no CUDA toolkit provides it."""
+    env = dict(os.environ)
+    try:
+        import nvidia.cuda_runtime  # type: ignore[import-not-found]
+    except ImportError:
+        return env
+    libs = [str(Path(p) / "lib") for p in nvidia.cuda_runtime.__path__]
+    env["LD_LIBRARY_PATH"] = os.pathsep.join([*libs, *filter(None, [env.get("LD_LIBRARY_PATH")])])
+    return env
+
+
+def find_binary(given: str | None) -> str:
+    """The perf_analyzer binary, checked to start; SystemExit saying what is missing otherwise."""
+    path = given or shutil.which("perf_analyzer") or str(Path(sys.executable).with_name("perf_analyzer"))
+    if not Path(path).exists():
+        raise SystemExit("perf_analyzer not found: the tritonclient wheel ships it")
+    probe = subprocess.run([path, "--version"], capture_output=True, text=True, env=perf_analyzer_env())
+    if "error while loading shared libraries" in probe.stderr:
+        fixes = "; ".join(fix for lib, fix in MISSING_LIBRARY_HELP.items() if lib in probe.stderr)
+        raise SystemExit(f"perf_analyzer cannot start: {probe.stderr.strip()}\n  fix: {fixes}")
+    return path
+
+
+def input_files(digit: np.ndarray, where: Path) -> dict[str, Path]:
+    """perf_analyzer's --input-data for each input: the digit as a UINT8 tensor, and as a PNG (a BYTES
+    element, given as base64 of its serialised form: 4-byte little-endian length, then the bytes)."""
+    png = png_bytes(digit)
+    serialised = base64.b64encode(struct.pack("<I", len(png)) + png).decode()
+    files = {
+        "tensor": {"image": {"content": digit.astype(np.uint8).ravel().tolist(), "shape": [28, 28]}},
+        "png": {"image_bytes": {"b64": serialised, "shape": [1]}},
+    }
+    paths = {}
+    for kind, data in files.items():
+        paths[kind] = where / f"{kind}.json"
+        paths[kind].write_text(json.dumps({"data": [data]}))
+    return paths
+
+
+def measure(binary: str, server: ServiceProcess, model: str, route: str, data: Path, concurrency: int,
+            seconds: float, where: Path) -> dict[str, float]:  # fmt: skip
+    protocol, _ = route.split()
+    url = server.url.removeprefix("http://") if protocol == "rest" else server.grpc_target
+    report = where / f"{route.replace(' ', '-')}-{concurrency}.csv"
+    cmd = [
+        binary, "-m", model, "-u", url, "-i", "http" if protocol == "rest" else "grpc",
+        "--input-data", str(data), "--concurrency-range", str(concurrency),
+        # stable when three windows' mean latencies lie within 50%: a shared 2-core machine is noisy
+        "--measurement-interval", str(int(seconds * 1000)), "--stability-percentage", "50",
+        "--max-trials", "10", "-f", str(report),
+    ]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=perf_analyzer_env())
+    if done.returncode != 0:
+        why = done.stdout[-2000:] + done.stderr
+        raise SystemExit(f"perf_analyzer failed ({route} @{concurrency}):\n{why}")
+    with report.open() as f:
+        row = next(csv.DictReader(f))
+    us = {key: float(value) for key, value in row.items() if key and value and key != "Concurrency"}
+    return {
+        "req_s": us["Inferences/Second"],
+        "p50_ms": us["p50 latency"] / 1000,
+        "p99_ms": us["p99 latency"] / 1000,
+        "server_queue_ms": us["Server Queue"] / 1000,
+        "server_compute_ms": us["Server Compute Infer"] / 1000,
+    }
+
+
+def table(rows: list[dict]) -> str:
+    lines = [
+        "| route | in flight | req/s | p50 | p99 | server: queue | server: compute |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['route']} | {r['concurrency']} | {r['req_s']:,.0f} | {r['p50_ms']:.2f} ms "
+            f"| {r['p99_ms']:.2f} ms | {r['server_queue_ms']:.2f} ms | {r['server_compute_ms']:.2f} ms |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = get_args_parser().parse_args(argv)
+    binary = find_binary(args.perf_analyzer)
+    store, store_source = resolve_store(args.store, [args.model])
+    digits, digit_source = load_digits(1)
+    env = {"MODEL_STORE_DIR": str(store), "DEVICE": args.device, "LOG_LEVEL": "warning"}
+    levels = [int(c) for c in args.concurrency.split(",")]
+    workers = Settings(device=args.device).workers_here() if args.workers == "auto" else int(args.workers)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, ServiceProcess(env, workers=workers) as server:
+        where = Path(tmp)
+        data = input_files(digits[0], where)
+        for concurrency in levels:
+            for route in ROUTES:
+                result = measure(binary, server, args.model, route, data[route.split()[1]], concurrency,
+                                 args.seconds, where)  # fmt: skip
+                rows.append({"route": route, "concurrency": concurrency, **result})
+                print(f"{route:12s} @{concurrency:<3d} {result['req_s']:8,.0f} req/s", flush=True)
+    text = table(rows)
+    print(text)
+    args.out.mkdir(parents=True, exist_ok=True)
+    version = subprocess.run([binary, "--version"], capture_output=True, text=True, env=perf_analyzer_env())
+    meta = {
+        "machine": machine_info(args.device),
+        "args": {k: str(v) for k, v in vars(args).items()},
+        "workers": workers,
+        "perf_analyzer": version.stdout.strip() or os.path.basename(binary),
+        "store": store_source,
+        "digit": digit_source,
+        "rows": rows,
+    }
+    (args.out / "perf_analyzer.json").write_text(json.dumps(meta, indent=2) + "\n")
+    command = "python -m bench.perf_analyzer " + " ".join(argv if argv is not None else sys.argv[1:])
+    (args.out / "perf_analyzer.md").write_text(f"# perf_analyzer\n\n`{command.strip()}`\n\n{text}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
