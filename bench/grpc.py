@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -25,6 +23,7 @@ from testkit.images import png_bytes
 from testkit.server import REPO_ROOT, ServiceProcess
 
 from .machine import machine_info
+from .output import write_run
 from .samples import load_digits
 from .store import resolve_store
 
@@ -147,7 +146,6 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{route:12s} @{concurrency:<3d} {result['req_s']:8,.0f} req/s", flush=True)
     text = table(rows)
     print(text)
-    args.out.mkdir(parents=True, exist_ok=True)
     meta = {
         "machine": machine_info(args.device),
         "args": {k: str(v) for k, v in vars(args).items()},
@@ -156,9 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         "digit": digit_source,
         "rows": rows,
     }
-    (args.out / "grpc.json").write_text(json.dumps(meta, indent=2) + "\n")
-    command = "python -m bench.grpc " + " ".join(argv if argv is not None else sys.argv[1:])
-    (args.out / "grpc.md").write_text(f"# gRPC beside REST\n\n`{command.strip()}`\n\n{text}\n")
+    write_run(args.out, "grpc", "gRPC beside REST", argv, text, meta)
     return 0
 
 

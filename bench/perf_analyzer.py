@@ -30,6 +30,7 @@ from testkit.images import png_bytes
 from testkit.server import REPO_ROOT, ServiceProcess
 
 from .machine import machine_info
+from .output import write_run
 from .samples import load_digits
 from .store import resolve_store
 
@@ -156,7 +157,6 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{route:12s} @{concurrency:<3d} {result['req_s']:8,.0f} req/s", flush=True)
     text = table(rows)
     print(text)
-    args.out.mkdir(parents=True, exist_ok=True)
     version = subprocess.run([binary, "--version"], capture_output=True, text=True, env=perf_analyzer_env())
     meta = {
         "machine": machine_info(args.device),
@@ -167,9 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         "digit": digit_source,
         "rows": rows,
     }
-    (args.out / "perf_analyzer.json").write_text(json.dumps(meta, indent=2) + "\n")
-    command = "python -m bench.perf_analyzer " + " ".join(argv if argv is not None else sys.argv[1:])
-    (args.out / "perf_analyzer.md").write_text(f"# perf_analyzer\n\n`{command.strip()}`\n\n{text}\n")
+    write_run(args.out, "perf_analyzer", "perf_analyzer", argv, text, meta)
     return 0
 
 

@@ -43,6 +43,15 @@ BINARY_RESPONSE = {
 }
 
 
+async def known_version(version: str) -> None:
+    """Each model has one version, "1" (tritonclient's model_version="1"), under /versions/{version}."""
+    if version != "1":
+        raise ModelNotFound(f"unknown version '{version}': each model has one version, '1'")
+
+
+VERSIONED: dict = {"dependencies": [Depends(known_version)]}
+
+
 @router.get("", response_model=V2ServerMetadata)
 async def server_metadata() -> JSONResponse:
     """Server name, version and protocol extensions."""
@@ -67,6 +76,10 @@ async def model_metadata(served: ModelDep) -> JSONResponse:
 
 
 @router.get("/models/{name}/config", response_model=V2ModelConfig, responses=errors(404, 503, v2=True))
+@router.get(
+    "/models/{name}/versions/{version}/config", response_model=V2ModelConfig,
+    responses=errors(404, 503, v2=True), **VERSIONED,
+)  # fmt: skip
 async def config(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
     """The model's configuration in Triton's ModelConfig schema (for perf_analyzer and the like)."""
     card = served.card
@@ -75,6 +88,10 @@ async def config(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
 
 
 @router.get("/models/{name}/stats", response_model=V2ModelStatistics, responses=errors(404, 503, v2=True))
+@router.get(
+    "/models/{name}/versions/{version}/stats", response_model=V2ModelStatistics,
+    responses=errors(404, 503, v2=True), **VERSIONED,
+)  # fmt: skip
 async def model_statistics(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
     """The model's statistics (Triton's statistics extension): counts and cumulative times in ns."""
     return JSONResponse(statistics(runtime.metrics, [served.name]))
@@ -114,15 +131,7 @@ async def infer(request: Request) -> Response:
     return Response(payload, headers=headers)
 
 
-# The same three under /versions/{version} (tritonclient's model_version="1"); there is one version.
-
-
-async def known_version(version: str) -> None:
-    if version != "1":
-        raise ModelNotFound(f"unknown version '{version}': each model has one version, '1'")
-
-
-VERSIONED: dict = {"dependencies": [Depends(known_version)]}
+# Metadata, readiness and inference under /versions/{version} too (config and stats above).
 
 
 @router.get(
@@ -145,28 +154,6 @@ async def model_version_metadata(served: ModelDep) -> JSONResponse:
 async def model_version_ready(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
     """Model readiness (version 1)."""
     return await model_ready(served, runtime)
-
-
-@router.get(
-    "/models/{name}/versions/{version}/config",
-    response_model=V2ModelConfig,
-    responses=errors(404, 503, v2=True),
-    **VERSIONED,
-)
-async def version_config(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
-    """The model's configuration (version 1)."""
-    return await config(served, runtime)
-
-
-@router.get(
-    "/models/{name}/versions/{version}/stats",
-    response_model=V2ModelStatistics,
-    responses=errors(404, 503, v2=True),
-    **VERSIONED,
-)
-async def version_statistics(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
-    """The model's statistics (version 1)."""
-    return await model_statistics(served, runtime)
 
 
 @router.post(
