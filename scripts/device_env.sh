@@ -17,6 +17,6 @@ export PATH=/tmp/wrk/usr/bin:$PATH
 luajit=$(dirname "$(find /tmp/wrk -name 'libluajit*.so*' | head -1)")
 export LD_LIBRARY_PATH=$luajit${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export DATA_ROOT=$kit/data PYTHONUNBUFFERED=1
-python3 -c "import fastapi, uvicorn, pydantic_settings, torch; print('device env:', torch.__version__, \
-'cuda' if torch.cuda.is_available() else 'NO CUDA', 'fastapi', fastapi.__version__)"
+python3 -c "import fastapi, grpc, uvicorn, pydantic_settings, torch; print('device env:', torch.__version__, \
+'cuda' if torch.cuda.is_available() else 'NO CUDA', 'fastapi', fastapi.__version__, 'grpc', grpc.__version__)"
 wrk -v 2>&1 | head -1

@@ -3,20 +3,22 @@
 #
 # That machine (docs/gpu-session.md) has Python 3.12 with torch, numpy, Pillow, safetensors, uvloop,
 # prometheus-client, pytest and httpx, and no network. It lacks the service's web stack (FastAPI,
-# Starlette, uvicorn, httptools, python-multipart, pydantic, pydantic-settings), wrk and MNIST. This
+# Starlette, uvicorn, httptools, python-multipart, pydantic, pydantic-settings), its gRPC stack (grpcio,
+# grpcio-reflection, protobuf: every worker serves gRPC unless GRPC_PORT=0), wrk and MNIST. This
 # script puts into .device/:
 #   whl/   those packages as cp312 manylinux wheels, at the versions this checkout's .venv runs
 #   deb/   wrk and its LuaJIT library, unpacked there by scripts/device_env.sh
 #   data/  MNIST's four official .gz files (from DATA_ROOT, ../shared/data or .devdata)
-# About 15 MB. Then, in every `run` on the machine: `source scripts/device_env.sh && ...`.
+# About 25 MB. Then, in every `run` on the machine: `source scripts/device_env.sh && ...`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kit=.device
 venv=${VENV:-.venv}
 [ -x "$venv/bin/python" ] || { echo "no $venv: run 'make .venv/.installed-dev' first" >&2; exit 1; }
 
-# The web stack and everything it needs, pinned to this venv's versions.
-pins=$("$venv/bin/python" scripts/wheel_pins.py fastapi uvicorn httptools python-multipart pydantic-settings)
+# The web and gRPC stacks and everything they need, pinned to this venv's versions.
+pins=$("$venv/bin/python" scripts/wheel_pins.py fastapi uvicorn httptools python-multipart pydantic-settings \
+  grpcio grpcio-reflection)
 rm -rf "$kit/whl" && mkdir -p "$kit/whl" "$kit/deb" "$kit/data/MNIST/raw"
 # shellcheck disable=SC2086  # one argument per pin
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
