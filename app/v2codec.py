@@ -58,6 +58,8 @@ def parse_request(body: bytes, header_length: str | None, max_images: int) -> Pa
         raise V2Error(f"request is not valid JSON: {exc}") from None
     except RecursionError:
         raise V2Error("request is not valid JSON: nested too deeply") from None
+    if isinstance(obj, dict) and isinstance(obj.get("inputs"), list):
+        check_one_input(len(obj["inputs"]))
     try:
         req = V2InferRequest.model_validate(obj)
     except ValidationError as exc:
@@ -100,6 +102,16 @@ class Tensor:
     shape: list[int]
     raw: bytes | None = None
     values: Sequence[Any] | None = None
+
+
+def check_one_input(count: int) -> None:
+    """A request carries one input tensor, either of the model's two (a generic load generator that
+    fills every input the metadata lists sends both: perf_analyzer needs --input-data naming one)."""
+    if count != 1:
+        raise V2Error(
+            f"the request has {count} inputs: send exactly one, '{INPUT_NAME}' (UINT8 or FP32 pixels) or "
+            f"'{BYTES_INPUT}' (BYTES: encoded pictures)"
+        )
 
 
 def parse_tensor(tensor: Tensor, max_images: int) -> tuple[np.ndarray | None, list[bytes] | None]:

@@ -31,6 +31,7 @@ from ..v2codec import (
     SERVER_METADATA,
     Tensor,
     V2Error,
+    check_one_input,
     model_config,
     model_metadata,
     parse_tensor,
@@ -209,8 +210,7 @@ class InferenceService:
 
 def _input(request: Any) -> Tensor:
     """The request's one input tensor, its elements raw or typed."""
-    if len(request.inputs) != 1:
-        raise V2Error(f"the request has {len(request.inputs)} inputs: send exactly one")
+    check_one_input(len(request.inputs))
     given = request.inputs[0]
     raws = request.raw_input_contents
     if raws and len(raws) != 1:

@@ -155,6 +155,8 @@ def test_wrong_shapes_datatypes_and_names_are_400(client, digits):
     }.items():
         r = client.post(INFER, json=body)
         assert r.status_code == 400 and set(r.json()) == {"error"}, (case, r.text)
+        if "inputs" in case:
+            assert "send exactly one, 'image' (UINT8 or FP32 pixels) or 'image_bytes'" in r.json()["error"]
     for case, (content, headers) in {
         "not json": (b"{oops", {}),
         "header length too big": (b"{}", {"Inference-Header-Content-Length": "99"}),
