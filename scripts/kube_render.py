@@ -4,7 +4,7 @@ Rendering covers the kustomize subset the manifests use (`resources`, `images`, 
 `patches` with a target) and refuses any other key, so a manifest change that needs real kustomize fails
 here instead of rendering wrongly; where `kustomize` or `kubectl` is installed, tests/deploy compares the
 two renderings. Validation: the built-in kinds against the Kubernetes OpenAPI JSON schemas bundled in
-the `kubernetes-validate` wheel (strict: unknown fields are errors); the CRDs (ServiceMonitor,
+the `kubernetes-validate` wheel (strict: unknown fields are errors); the CRDs (ServiceMonitor, PrometheusRule,
 InferenceService) have no bundled schema and are checked by tests/deploy/test_kubernetes.py instead.
 
     .venv/bin/python scripts/kube_render.py deploy/kubernetes/overlays/gpu            # print the YAML
@@ -23,7 +23,7 @@ import yaml
 KUBERNETES_VERSION = "1.33.0"  # oldest release still supported upstream when this was written
 KNOWN_KEYS = {"apiVersion", "kind", "resources", "images", "patches"}
 # Kinds whose schema is not in the Kubernetes OpenAPI (custom resources).
-CRD_KINDS = {"ServiceMonitor", "InferenceService"}
+CRD_KINDS = {"ServiceMonitor", "PrometheusRule", "InferenceService"}
 
 
 def merge(base, patch):

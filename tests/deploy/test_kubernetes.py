@@ -4,6 +4,8 @@ the image, the app's settings and routes, and the drain on SIGTERM."""
 from __future__ import annotations
 
 import importlib.util
+import json
+import re
 import shutil
 import subprocess
 
@@ -15,6 +17,7 @@ KUBE = REPO / "deploy" / "kubernetes"
 OVERLAYS = {"gpu": KUBE / "overlays" / "gpu", "cpu": KUBE / "overlays" / "cpu"}
 INFERENCE_SERVICE = KUBE / "kserve" / "inferenceservice.yaml"
 ADAPTER_VALUES = KUBE / "prometheus-adapter" / "values.yaml"
+GRAFANA_DASHBOARD = REPO / "deploy" / "grafana" / "vit-digits.json"
 PENDING_METRIC = "vit_digits_pending_requests"
 
 _spec = importlib.util.spec_from_file_location("kube_render", REPO / "scripts" / "kube_render.py")
@@ -56,6 +59,7 @@ def test_overlays_validate_against_the_kubernetes_schemas():
             "HorizontalPodAutoscaler",
             "PodDisruptionBudget",
             "ServiceMonitor",
+            "PrometheusRule",
         }
         assert kube_render.validate(docs) == [], name
 
@@ -204,7 +208,7 @@ def test_overlays_pick_the_device(overlay):
     assert int(workers) <= float(container["resources"]["requests"]["cpu"])
 
 
-# --- Service, HPA, PDB, ServiceMonitor, adapter -----------------------------------------------------
+# --- Service, HPA, PDB, ServiceMonitor, alerts, adapter ---------------------------------------------
 
 
 def test_service_and_monitors_select_the_pods(overlay, serves_get):
@@ -225,6 +229,56 @@ def test_service_and_monitors_select_the_pods(overlay, serves_get):
     assert endpoint["port"] == port["name"] and serves_get(endpoint["path"])
 
 
+def test_alerts_are_well_formed_and_read_the_apps_metrics(overlay, exported_series):
+    """Every rule is an alert with a parseable expression over series the app exports, on the job the
+    ServiceMonitor's scrape gives them (the Service's name), with a severity and a summary."""
+    promql = pytest.importorskip("promql_parser", reason="pip install promql-parser (dev extra)")
+    _, docs = overlay
+    rule = docs["PrometheusRule"]
+    assert rule["apiVersion"] == "monitoring.coreos.com/v1"
+    alerts = [r for group in rule["spec"]["groups"] for r in group["rules"]]
+    assert len({a["alert"] for a in alerts}) == len(alerts) >= 5
+    job = docs["Service"]["metadata"]["name"]
+    for alert in alerts:
+        promql.parse(alert["expr"])
+        assert f'job="{job}"' in alert["expr"], alert["alert"]
+        assert metric_names(alert["expr"]) <= exported_series, alert["alert"]
+        assert alert["labels"]["severity"] in {"critical", "warning"} and alert["annotations"]["summary"]
+        assert alert["for"].endswith("m")
+
+
+def test_the_backlog_alert_fires_before_the_queue_refuses(overlay, app_env):
+    """VitDigitsBacklog's threshold is 80% of MAX_QUEUE_SIZE as the pod runs it."""
+    _, docs = overlay
+    (alert,) = [
+        r
+        for g in docs["PrometheusRule"]["spec"]["groups"]
+        for r in g["rules"]
+        if r["alert"] == "VitDigitsBacklog"
+    ]
+    env = env_dict(pod_spec(docs["Deployment"])["containers"][0])
+    queue = int(env.get("MAX_QUEUE_SIZE", app_env["MAX_QUEUE_SIZE"]))
+    threshold = float(alert["expr"].rsplit(">", 1)[1])
+    assert threshold == int(0.8 * queue)
+
+
+def test_the_dashboard_reads_the_apps_metrics(exported_series):
+    promql = pytest.importorskip("promql_parser", reason="pip install promql-parser (dev extra)")
+    dashboard = json.loads(GRAFANA_DASHBOARD.read_text())
+    assert dashboard["uid"] == "vit-digits"
+    datasources = [v for v in dashboard["templating"]["list"] if v["type"] == "datasource"]
+    assert [v["query"] for v in datasources] == ["prometheus"]
+    targets = [t for panel in dashboard["panels"] for t in panel["targets"]]
+    assert len(dashboard["panels"]) >= 8
+    used = set()
+    for target in targets:
+        expr = target["expr"]
+        promql.parse(expr.replace("$__rate_interval", "5m"))  # Grafana's variable, as Grafana fills it in
+        used |= metric_names(expr)
+    assert used <= exported_series
+    assert {"vit_digits_requests_total", "vit_digits_model_request_seconds_bucket"} <= used
+
+
 def test_pdb_leaves_a_replica_serving(overlay):
     _, docs = overlay
     pdb = docs["PodDisruptionBudget"]["spec"]
@@ -242,6 +296,29 @@ def test_hpa_scales_on_pending_requests_with_cpu_fallback(overlay):
     assert [p["metric"]["name"] for p in pods] == [PENDING_METRIC]
     assert pods[0]["target"]["type"] == "AverageValue"
     assert any(m["type"] == "Resource" and m["resource"]["name"] == "cpu" for m in hpa["metrics"])
+
+
+def metric_names(expr: str) -> set[str]:
+    return set(re.findall(r"\bvit_digits_[a-z_]+", expr))
+
+
+@pytest.fixture(scope="module")
+def exported_series() -> set[str]:
+    """The series names the app's metrics expose (a counter's ``_total``, a histogram's ``_bucket``,
+    ``_sum`` and ``_count``), from the exposition of the registry every process builds."""
+    from prometheus_client import generate_latest
+
+    from app.metrics import Metrics
+
+    names = set()
+    for line in generate_latest(Metrics().registry).decode().splitlines():
+        if line.startswith("# TYPE "):
+            _, _, name, kind = line.split()
+            if kind == "counter":
+                name = name.removesuffix("_total")  # as this client version writes it, or not
+            suffixes = {"counter": ["_total"], "histogram": ["_bucket", "_sum", "_count"]}.get(kind, [""])
+            names |= {name + suffix for suffix in suffixes}
+    return names
 
 
 def test_the_pending_metric_is_the_apps(app_env):
