@@ -80,19 +80,24 @@ def find_binary(given: str | None) -> str:
     return path
 
 
-def input_files(digit: np.ndarray, where: Path) -> dict[str, Path]:
-    """perf_analyzer's --input-data for each input: the digit as a UINT8 tensor, and as a PNG (a BYTES
-    element, given as base64 of its serialised form: 4-byte little-endian length, then the bytes)."""
-    png = png_bytes(digit)
+def input_data(tensor: np.ndarray, png: bytes) -> dict[str, dict]:
+    """perf_analyzer's --input-data for each input: a 28x28 UINT8 tensor (white on black), and a picture
+    (a BYTES element, given as base64 of its serialised form: 4-byte little-endian length, then the bytes).
+    docs/examples/perf-seven-*.json are these for seven.png (tests/bench checks they still are)."""
+    pixels = {"content": tensor.astype(np.uint8).ravel().tolist(), "shape": [28, 28]}
     serialised = base64.b64encode(struct.pack("<I", len(png)) + png).decode()
-    files = {
-        "tensor": {"image": {"content": digit.astype(np.uint8).ravel().tolist(), "shape": [28, 28]}},
-        "png": {"image_bytes": {"b64": serialised, "shape": [1]}},
+    return {
+        "tensor": {"data": [{"image": pixels}]},
+        "png": {"data": [{"image_bytes": {"b64": serialised, "shape": [1]}}]},
     }
+
+
+def input_files(digit: np.ndarray, where: Path) -> dict[str, Path]:
+    """``input_data`` for an MNIST digit and its PNG, written under ``where``."""
     paths = {}
-    for kind, data in files.items():
+    for kind, data in input_data(digit, png_bytes(digit)).items():
         paths[kind] = where / f"{kind}.json"
-        paths[kind].write_text(json.dumps({"data": [data]}))
+        paths[kind].write_text(json.dumps(data))
     return paths
 
 
