@@ -45,6 +45,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     _configure_logging(settings.log_level, settings.log_format)
     runtime = Runtime(settings, Metrics())
+    runtime.metrics.process_starts.labels("worker").inc()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

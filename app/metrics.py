@@ -123,6 +123,11 @@ class Metrics:
             "vit_digits_last_inference_timestamp_seconds", "when the model last ran a batch (Unix time)",
             ["model"], registry=r, multiprocess_mode="max",
         )  # fmt: skip
+        self.process_starts = Counter(
+            "vit_digits_process_starts",
+            "processes started, by role (engine, worker): more than the first ones means restarts",
+            ["role"], registry=r,
+        )  # fmt: skip
         self._model_requests: dict[tuple[str, str], Any] = {}
 
     def model_request(self, model: str, ok: bool) -> Any:

@@ -105,6 +105,7 @@ class Engine:
         self.socket_path = socket_path
         self.expected_workers = expected_workers
         self.metrics = metrics or Metrics()
+        self.metrics.process_starts.labels("engine").inc()
         self.device = resolve_device(settings.device)
         self.models: list[EngineModel] = []
         self.refused: list[str] = []

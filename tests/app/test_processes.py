@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from app.supervisor import ENGINE_MALLOC
+from testkit.metrics import scrape, total
 from testkit.server import child_commands as children
 from testkit.server import wait_for
 
@@ -27,6 +28,12 @@ def ready(url: str) -> bool:
         return httpx.get(f"{url}/v2/health/ready", timeout=2).status_code == 200
     except httpx.TransportError:
         return False
+
+
+def starts(url: str) -> dict[str, int]:
+    """vit_digits_process_starts_total by role, from the service's one /metrics."""
+    samples = scrape(url)
+    return {r: int(total(samples, "vit_digits_process_starts", role=r)) for r in ("engine", "worker")}
 
 
 @pytest.fixture
@@ -60,6 +67,8 @@ def test_a_killed_worker_is_replaced_and_the_other_keeps_serving(service) -> Non
         lambda: len([p for p, c in children(service.proc.pid).items() if "app.worker" in c]) == 2, 60
     ), "the killed worker was not replaced"
     assert workers[0] not in children(service.proc.pid)
+    # counted once the replacement has built its app; what the VitDigitsRestarting alert watches
+    assert wait_for(lambda: starts(service.url) == {"engine": 1, "worker": 3}, 60), starts(service.url)
 
 
 def test_a_killed_engine_gives_503_at_once_drops_readiness_and_is_restarted(service) -> None:  # type: ignore[no-untyped-def]
@@ -73,6 +82,7 @@ def test_a_killed_engine_gives_503_at_once_drops_readiness_and_is_restarted(serv
     assert wait_for(lambda: ready(service.url), 120), "not ready again after the engine's restart"
     assert engine not in children(service.proc.pid)
     assert httpx.post(f"{service.url}{PREDICT}", json=PIXELS, timeout=30).status_code == 200
+    assert starts(service.url) == {"engine": 2, "worker": 2}
 
 
 def environment(pid: int) -> dict[str, str]:
