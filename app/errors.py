@@ -49,6 +49,16 @@ class ModelNotFound(ServiceError):
     status_code = 404
 
 
+class NotSupported(ServiceError):
+    """A request this service understands and never serves (Triton's model loading): 405, allowing no
+    method on the resource (a client's request, so not a 5xx; gRPC: UNIMPLEMENTED)."""
+
+    status_code = 405
+
+    def __init__(self, message: str):
+        super().__init__(message, headers={"Allow": ""})
+
+
 class Unavailable(ServiceError):
     """Not ready, draining, or the queue is full: the client may retry later."""
 

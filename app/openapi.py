@@ -40,6 +40,7 @@ def errors(*codes: int, v2: bool = False) -> dict[int | str, dict[str, Any]]:
 _REASONS = {
     400: "bad input: not an image, corrupt data, wrong tensor shape or datatype",
     404: "unknown model",
+    405: "never served here (Triton's model loading: the models come from the store at start)",
     413: "body, image or batch too large (decompression bombs included)",
     415: "unsupported content type or image format",
     422: "invalid fields, or no ink in the image",

@@ -202,6 +202,19 @@ class V2ModelConfig(BaseModel):
     instance_group: list[dict[str, Any]]
 
 
+class V2RepositoryModel(BaseModel):
+    """One model of Triton's repository index."""
+
+    name: str
+    version: str
+    state: str = Field(description="READY, or UNAVAILABLE while the service is not ready")
+    reason: str | None = Field(None, description="why not ready")
+
+
+class V2RepositoryIndexRequest(BaseModel):
+    ready: bool = Field(False, description="only the models ready for inference")
+
+
 class V2ModelStatistics(BaseModel):
     """Triton's statistics extension: per model, counts and cumulative times in ns (``app.model_stats``)."""
 

@@ -246,6 +246,9 @@ def _value_tensor(data: Sequence[Any] | None, count: int, datatype: str) -> np.n
     return arr
 
 
+# Models come from the store at start: Triton's explicit load and unload are refused with this reason.
+NO_LOADING = "models are loaded from the store at start (MODEL_STORE_DIR); restart the service to change them"
+
 # Triton's extensions this server implements, as Triton names them.
 EXTENSIONS = ["binary_tensor_data", "model_configuration", "statistics"]
 SERVER_METADATA = {"name": "vit-digits", "version": __version__, "extensions": EXTENSIONS}
@@ -308,6 +311,15 @@ def model_config(name: str, arch: str, classes: int, device: str, settings: Sett
             {"name": name, "kind": "KIND_GPU" if device.startswith("cuda") else "KIND_CPU", "count": 1}
         ],
     }
+
+
+def repository_index(
+    names: Iterable[str], ready: bool, reason: str, ready_only: bool
+) -> list[dict[str, str]]:
+    """Triton's model repository index: every model the service serves (there is one version), READY
+    when the service is, else UNAVAILABLE with the reason; ``ready_only`` leaves the others out."""
+    state = {"state": "READY"} if ready else {"state": "UNAVAILABLE", "reason": reason}
+    return [] if ready_only and not ready else [{"name": name, "version": "1", **state} for name in names]
 
 
 def requested_outputs(names: Sequence[str]) -> list[str]:

@@ -45,6 +45,7 @@ ModelInferResponse = _message("inference.ModelInferResponse")
 ModelConfig = _message("inference.ModelConfig")
 ModelConfigResponse = _message("inference.ModelConfigResponse")
 ModelStatisticsResponse = _message("inference.ModelStatisticsResponse")
+RepositoryIndexResponse = _message("inference.RepositoryIndexResponse")
 HealthCheckRequest = _message("grpc.health.v1.HealthCheckRequest")
 HealthCheckResponse = _message("grpc.health.v1.HealthCheckResponse")
 

@@ -21,12 +21,13 @@ import grpc
 from google.protobuf import json_format
 
 from ..access import AccessLine, request_id, write
-from ..errors import ModelNotFound, ServiceError
+from ..errors import ModelNotFound, NotSupported, ServiceError
 from ..inputs import INLINE_MAX_BYTES
 from ..model_stats import statistics
 from ..pipeline import infer_tensors
 from ..runtime import Runtime, ServedModel
 from ..v2codec import (
+    NO_LOADING,
     OUTPUTS,
     SERVER_METADATA,
     Tensor,
@@ -35,6 +36,7 @@ from ..v2codec import (
     model_config,
     model_metadata,
     parse_tensor,
+    repository_index,
     requested_outputs,
 )
 from . import messages as pb
@@ -45,6 +47,7 @@ log = logging.getLogger("app.grpc")
 CODES = {
     400: grpc.StatusCode.INVALID_ARGUMENT,
     404: grpc.StatusCode.NOT_FOUND,
+    405: grpc.StatusCode.UNIMPLEMENTED,
     413: grpc.StatusCode.RESOURCE_EXHAUSTED,
     415: grpc.StatusCode.INVALID_ARGUMENT,
     422: grpc.StatusCode.INVALID_ARGUMENT,
@@ -75,6 +78,9 @@ class InferenceService:
             "ModelInfer": self.model_infer,
             "ModelConfig": self.model_config,
             "ModelStatistics": self.model_statistics,
+            "RepositoryIndex": self.repository_index,
+            "RepositoryModelLoad": self.repository_load,
+            "RepositoryModelUnload": self.repository_load,
         }
         health = {"Check": self.health_check}  # Watch: UNIMPLEMENTED (not registered)
         return self._handler(pb.SERVICE, inference, pb.METHODS), self._handler(
@@ -172,6 +178,14 @@ class InferenceService:
         runtime = self.runtime
         names = [self._model(request.name, request.version).name] if request.name else list(runtime.models)
         return json_format.ParseDict(statistics(runtime.metrics, names), pb.ModelStatisticsResponse())
+
+    async def repository_index(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        runtime = self.runtime
+        index = repository_index(runtime.models, runtime.ready, runtime.not_ready_reason, request.ready)
+        return pb.RepositoryIndexResponse(models=index)
+
+    async def repository_load(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        raise NotSupported(NO_LOADING)
 
     async def health_check(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
         """SERVING when ready (as ServerReady and /v2/health/ready), else NOT_SERVING."""

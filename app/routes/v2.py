@@ -6,11 +6,12 @@ import time
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
+from pydantic import ValidationError
 
 from .. import v2codec
 from ..deps import ModelDep, RuntimeDep, path_parameters
 from ..encoding import decompress
-from ..errors import ModelNotFound
+from ..errors import ModelNotFound, NotSupported
 from ..inputs import INLINE_MAX_BYTES
 from ..model_stats import statistics
 from ..openapi import errors, ref, request_body
@@ -23,9 +24,11 @@ from ..schemas import (
     V2ModelMetadata,
     V2ModelReady,
     V2ModelStatistics,
+    V2RepositoryIndexRequest,
+    V2RepositoryModel,
     V2ServerMetadata,
 )
-from ..v2codec import HEADER_LENGTH, SERVER_METADATA, encode_response, parse_request
+from ..v2codec import HEADER_LENGTH, SERVER_METADATA, V2Error, encode_response, parse_request
 
 router = APIRouter(prefix="/v2", tags=["v2 (Open Inference Protocol)"])
 
@@ -58,11 +61,35 @@ async def server_metadata() -> JSONResponse:
     return JSONResponse(SERVER_METADATA)
 
 
+@router.post("/repository/index", response_model=list[V2RepositoryModel], responses=errors(400, v2=True))
+async def repository_index(request: Request, runtime: RuntimeDep) -> JSONResponse:
+    """Triton's model repository index: every model served (how a Triton client lists them). The body
+    may be empty (tritonclient sends none) or ``{"ready": true}`` for the ready ones only."""
+    body = await request.body()
+    ready_only = parse_index_request(body).ready if body.strip() else False
+    index = v2codec.repository_index(runtime.models, runtime.ready, runtime.not_ready_reason, ready_only)
+    return JSONResponse(index)
+
+
+@router.post("/repository/models/{name}/load", responses=errors(405, v2=True))
+@router.post("/repository/models/{name}/unload", responses=errors(405, v2=True))
+async def repository_load(name: str) -> None:
+    """Triton's explicit model loading and unloading: refused (405), the models come from the store."""
+    raise NotSupported(v2codec.NO_LOADING)
+
+
 # Before /models/{name}, which would take "stats" for a model's name.
 @router.get("/models/stats", response_model=V2ModelStatistics, responses=errors(503, v2=True))
 async def all_statistics(runtime: RuntimeDep) -> JSONResponse:
     """Statistics of every model (Triton's statistics extension): counts and cumulative times in ns."""
     return JSONResponse(statistics(runtime.metrics, list(runtime.models)))
+
+
+def parse_index_request(body: bytes) -> V2RepositoryIndexRequest:
+    try:
+        return V2RepositoryIndexRequest.model_validate_json(body)
+    except ValidationError as exc:
+        raise V2Error(f"invalid repository index request: {exc.errors()[0]['msg']}") from None
 
 
 def _metadata(served: ServedModel) -> dict:

@@ -1,7 +1,8 @@
-"""Triton's model configuration and statistics extensions, which perf_analyzer, Model Analyzer and
-tritonclient's ``get_model_config`` / ``get_inference_statistics`` read: the configuration is valid in
-Triton's own ModelConfig schema and says what the service does; the statistics are the whole service's
-counts, whichever worker and protocol took the requests."""
+"""Triton's model configuration, statistics and model repository extensions, which perf_analyzer, Model
+Analyzer and tritonclient's ``get_model_config`` / ``get_inference_statistics`` /
+``get_model_repository_index`` read: the configuration is valid in Triton's own ModelConfig schema and
+says what the service does; the statistics are the whole service's counts, whichever worker and
+protocol took the requests; the index lists the models, and loading one is refused saying why."""
 
 from __future__ import annotations
 
@@ -47,6 +48,21 @@ def test_the_configuration_is_a_triton_model_config_that_says_what_the_service_d
     assert r.status_code == 404 and "version" in r.json()["error"]
     r = client.get("/v2/models/nope/config")
     assert r.status_code == 404 and "nope" in r.json()["error"]
+
+
+def test_the_repository_index_lists_the_models_and_loading_is_refused_saying_why(client):
+    every = client.post("/v2/repository/index")  # tritonclient sends no body
+    assert every.status_code == 200, every.text
+    assert sorted(every.json(), key=lambda m: m["name"]) == [
+        {"name": name, "version": "1", "state": "READY"} for name in sorted((VIT, CNN))
+    ]
+    assert client.post("/v2/repository/index", json={"ready": True}).json() == every.json()
+    r = client.post("/v2/repository/index", json={"ready": "perhaps"})
+    assert r.status_code == 400 and "repository index" in r.json()["error"]
+    for action in ("load", "unload"):
+        r = client.post(f"/v2/repository/models/{VIT}/{action}")
+        assert r.status_code == 405 and "loaded from the store at start" in r.json()["error"], r.text
+        assert r.headers["allow"] == ""  # no method is allowed there
 
 
 def test_metadata_names_each_input_once(client):
@@ -102,6 +118,11 @@ def test_statistics_count_every_request_of_every_worker_and_protocol(start_serve
         assert {m["name"] for m in every} == {VIT, CNN}
         cnn = httpx.get(f"{server.url}/v2/models/stats", timeout=10).json()["model_stats"]
         assert [m["inference_count"] for m in cnn if m["name"] == CNN] == [0]
+        # the repository index over gRPC, as a Triton client lists the models; loading refused
+        index = grpc_client.get_model_repository_index(as_json=True)["models"]
+        assert sorted((m["name"], m["state"]) for m in index) == sorted([(VIT, "READY"), (CNN, "READY")])
+        with pytest.raises(InferenceServerException, match="loaded from the store at start"):
+            grpc_client.load_model(VIT)
         # the configuration over gRPC is the REST one
         over_grpc = grpc_client.get_model_config(CNN).config
         rest_config = httpx.get(f"{server.url}/v2/models/{CNN}/config", timeout=10).json()
