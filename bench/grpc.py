@@ -22,7 +22,6 @@ from app.settings import Settings
 from testkit.images import png_bytes
 from testkit.server import REPO_ROOT, ServiceProcess
 
-from .machine import machine_info
 from .output import write_run
 from .samples import load_digits
 from .store import resolve_store
@@ -146,15 +145,17 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{route:12s} @{concurrency:<3d} {result['req_s']:8,.0f} req/s", flush=True)
     text = table(rows)
     print(text)
-    meta = {
-        "machine": machine_info(args.device),
-        "args": {k: str(v) for k, v in vars(args).items()},
-        "workers": workers,
-        "store": store_source,
-        "digit": digit_source,
-        "rows": rows,
-    }
-    write_run(args.out, "grpc", "gRPC beside REST", argv, text, meta)
+    write_run(
+        args,
+        "grpc",
+        "gRPC beside REST",
+        argv,
+        text,
+        workers=workers,
+        store=store_source,
+        digit=digit_source,
+        rows=rows,
+    )
     return 0
 
 

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 
+from .machine import machine_info
 
-def write_run(out: Path, stem: str, title: str, argv: list[str] | None, table: str, meta: dict) -> None:
-    """One bench module's run: ``<stem>.json`` (the machine, the arguments, the rows) and ``<stem>.md`` (the
-    command that made it, and its table)."""
+
+def write_run(
+    args: argparse.Namespace, stem: str, title: str, argv: list[str] | None, table: str, **fields: object
+) -> None:
+    """One bench module's run into ``args.out``: ``<stem>.json`` (the machine, the arguments, ``fields``:
+    the rows and what they were measured on) and ``<stem>.md`` (the command that made it, and its table)."""
+    out: Path = args.out
+    meta = {
+        "machine": machine_info(args.device),
+        "args": {k: str(v) for k, v in vars(args).items()},
+        **fields,
+    }
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{stem}.json").write_text(json.dumps(meta, indent=2) + "\n")
     command = f"python -m bench.{stem} " + " ".join(argv if argv is not None else sys.argv[1:])

@@ -29,7 +29,6 @@ from app.settings import Settings
 from testkit.images import png_bytes
 from testkit.server import REPO_ROOT, ServiceProcess
 
-from .machine import machine_info
 from .output import write_run
 from .samples import load_digits
 from .store import resolve_store
@@ -163,16 +162,18 @@ def main(argv: list[str] | None = None) -> int:
     text = table(rows)
     print(text)
     version = subprocess.run([binary, "--version"], capture_output=True, text=True, env=perf_analyzer_env())
-    meta = {
-        "machine": machine_info(args.device),
-        "args": {k: str(v) for k, v in vars(args).items()},
-        "workers": workers,
-        "perf_analyzer": version.stdout.strip() or os.path.basename(binary),
-        "store": store_source,
-        "digit": digit_source,
-        "rows": rows,
-    }
-    write_run(args.out, "perf_analyzer", "perf_analyzer", argv, text, meta)
+    write_run(
+        args,
+        "perf_analyzer",
+        "perf_analyzer",
+        argv,
+        text,
+        workers=workers,
+        perf_analyzer=version.stdout.strip() or os.path.basename(binary),
+        store=store_source,
+        digit=digit_source,
+        rows=rows,
+    )
     return 0
 
 

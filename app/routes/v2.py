@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
@@ -102,11 +103,19 @@ async def model_metadata(served: ModelDep) -> JSONResponse:
     return JSONResponse(_metadata(served))
 
 
-@router.get("/models/{name}/config", response_model=V2ModelConfig, responses=errors(404, 503, v2=True))
-@router.get(
-    "/models/{name}/versions/{version}/config", response_model=V2ModelConfig,
-    responses=errors(404, 503, v2=True), **VERSIONED,
-)  # fmt: skip
+def model_and_version_get(suffix: str, response_model: type) -> Callable[[Callable], Callable]:
+    """GET /models/{name}/<suffix> and /models/{name}/versions/{version}/<suffix>, one function."""
+
+    def register(endpoint: Callable) -> Callable:
+        documented = {"response_model": response_model, "responses": errors(404, 503, v2=True)}
+        router.get(f"/models/{{name}}/{suffix}", **documented)(endpoint)
+        router.get(f"/models/{{name}}/versions/{{version}}/{suffix}", **documented, **VERSIONED)(endpoint)
+        return endpoint
+
+    return register
+
+
+@model_and_version_get("config", V2ModelConfig)
 async def config(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
     """The model's configuration in Triton's ModelConfig schema (for perf_analyzer and the like)."""
     card = served.card
@@ -114,11 +123,7 @@ async def config(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
     return JSONResponse(config)
 
 
-@router.get("/models/{name}/stats", response_model=V2ModelStatistics, responses=errors(404, 503, v2=True))
-@router.get(
-    "/models/{name}/versions/{version}/stats", response_model=V2ModelStatistics,
-    responses=errors(404, 503, v2=True), **VERSIONED,
-)  # fmt: skip
+@model_and_version_get("stats", V2ModelStatistics)
 async def model_statistics(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
     """The model's statistics (Triton's statistics extension): counts and cumulative times in ns."""
     return JSONResponse(statistics(runtime.metrics, [served.name]))
