@@ -17,7 +17,7 @@ help:
 	@echo "make proto  recompile app/oip_grpc/inference.proto after editing it"
 	@echo "make image-test  build the runtime image with podman and run it (downloads GBs; not in make test)"
 	@echo "make train  train vit-mnist and cnn-mnist into model_store/checkpoints"
-	@echo "make bench  benchmarks: raw model, served load, batch endpoint, cold start, worker sweep, gRPC"
+	@echo "make bench  benchmarks: raw model, served load, batch endpoint, cold start, worker sweep, gRPC, perf_analyzer"
 	@echo "make bench-peers  the same model served by LitServe and Triton, side by side (../shared/peers)"
 	@echo "make bench-peers-x2  the same with two model instances per peer (scripts/peers_instances.sh)"
 

@@ -3,7 +3,8 @@
 What it checks, talking only HTTP, gRPC and signals to the container (so it stays right whatever the server
 inside looks like):
 1. `run`: the container reports healthy (the image's own HEALTHCHECK), a posted digit is predicted right
-   by every served model, /v2 answers tritonclient (metadata + infer), gRPC answers tritonclient.grpc,
+   by every served model, /v2 answers tritonclient (metadata + infer), gRPC answers tritonclient.grpc
+   (infer, and Triton's configuration, statistics and repository index),
    /metrics has the pending gauge;
 2. SIGTERM while requests are in flight: every accepted request is answered, requests sent during the
    drain are answered or refused (never cut), and the container exits 0/143 before the stop timeout;
@@ -158,9 +159,17 @@ def check_serving(base: str, grpc_target: str) -> list[str]:
             inp = triton_grpc.InferInput("image_bytes", [1], "BYTES")
             inp.set_data_from_numpy(np.array([png], dtype=np.object_))
             assert client.infer(name, [inp]).as_numpy("digit").tolist() == [7]
+            # Triton's extensions, as perf_analyzer reads them: the configuration, and statistics
+            # that count the calls just made (REST and gRPC, whichever worker took them)
+            assert client.get_model_config(name).config.max_batch_size > 0
+            stats = client.get_inference_statistics(name).model_stats[0]
+            assert stats.inference_stats.success.count >= 2, stats
+        index = client.get_model_repository_index().models
+        assert sorted(m.name for m in index) == sorted(models)
     finally:
         client.close()
-    log(f"tritonclient.grpc on {grpc_target}: ready, seven.png -> 7 for {len(models)} models")
+    log(f"tritonclient.grpc on {grpc_target}: ready, seven.png -> 7, config, statistics and repository index "
+        f"for {len(models)} models")  # fmt: skip
     metrics = http("GET", f"{base}/metrics")[1].decode()
     assert "vit_digits_pending_requests" in metrics, "no vit_digits_pending_requests on /metrics"
     return models
