@@ -476,7 +476,7 @@ def test_whole_number_is_read_by_every_model_with_a_box_per_digit(page_session, 
 
 def test_a_decimal_point_written_on_the_pad_is_shown_between_the_digits(page_session, service):
     """2.5 on the wide pad, the 2 read (and boxed) before the point and the 5 are written: two digit
-    boxes, and the page shows the point between them. The point lands inside the 2's box."""
+    boxes, and the page shows the point between them."""
     from training.numbers import digit_strokes
 
     page = page_session.page
