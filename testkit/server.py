@@ -8,6 +8,7 @@ for callers that need a single process (its RSS, its exit code) or another ASGI 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import subprocess
@@ -145,7 +146,9 @@ class ServiceProcess:
     ):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.grpc_port = free_port()  # GRPC_PORT in ``env`` wins ("0": off)
+        # gRPC on a free port where grpc is installed (a lent GPU machine may lack it: then off);
+        # GRPC_PORT in ``env`` wins ("0": off)
+        self.grpc_port = free_port() if importlib.util.find_spec("grpc") is not None else 0
         self.env = {**os.environ, "GRPC_PORT": str(self.grpc_port), **(env or {})}
         self.grpc_target = f"127.0.0.1:{self.env['GRPC_PORT']}"
         self.workers = workers
