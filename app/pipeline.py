@@ -99,14 +99,13 @@ async def infer(
     deadline = started + runtime.settings.request_timeout_s
     ok = False
     try:
-        try:
-            req_id, future = client.submit(model.index, op, images, width, deadline)
-        except EngineGone:
-            raise Unavailable(f"the engine is not available: {runtime.not_ready_reason}") from None
-        except EngineRefused as exc:
-            raise _refusal(exc.status, model.name) from None
-        reply = await _wait(request, client, req_id, future, deadline, model.name)
+        req_id, future = client.submit(model.index, op, images, width, deadline)
+        reply = await _wait(request, client, req_id, future, deadline, model.name)  # its own errors: 503/504
         ok = True
+    except EngineGone:  # from submit
+        raise Unavailable(f"the engine is not available: {runtime.not_ready_reason}") from None
+    except EngineRefused as exc:  # from submit
+        raise _refusal(exc.status, model.name) from None
     finally:  # refused, expired, failed or abandoned requests count as the model's failures
         runtime.metrics.model_request(model.name, ok).observe(time.monotonic() - started)
     return Answer(model, reply, started)

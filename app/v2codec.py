@@ -28,6 +28,7 @@ from .preprocess import decode_base64
 from .schemas import V2InferRequest
 
 if TYPE_CHECKING:
+    from .runtime import ServedModel
     from .settings import Settings
 
 INPUT_NAME = "image"
@@ -256,12 +257,13 @@ CONFIG_TYPES = {"UINT8": "TYPE_UINT8", "FP32": "TYPE_FP32", "INT64": "TYPE_INT64
                 "BYTES": "TYPE_STRING"}  # fmt: skip
 
 
-def model_metadata(name: str, arch: str, classes: int) -> dict[str, Any]:
+def model_metadata(served: ServedModel) -> dict[str, Any]:
     """A model's metadata: the inputs it takes and every output ``output_tensors`` can return.
 
     One entry per input name, as tools that read it expect (perf_analyzer keys inputs by name): ``image``
     is listed as UINT8 [-1, 28, 28] and takes FP32 [-1, 1, 28, 28] as well; ``image_bytes`` is listed as
     [-1, 1], Triton's form for one value per batch item, and takes [-1] as well."""
+    name, arch, classes = served.name, served.card.arch, len(served.card.labels)
     return {
         "name": name,
         "versions": ["1"],
@@ -277,7 +279,7 @@ def model_metadata(name: str, arch: str, classes: int) -> dict[str, Any]:
     }
 
 
-def model_config(name: str, arch: str, classes: int, device: str, settings: Settings) -> dict[str, Any]:
+def model_config(served: ServedModel, settings: Settings) -> dict[str, Any]:
     """A model's configuration in Triton's ModelConfig schema (the model configuration extension), so
     that tools that read it (perf_analyzer, Model Analyzer, tritonclient's ``get_model_config``) work.
 
@@ -287,6 +289,7 @@ def model_config(name: str, arch: str, classes: int, device: str, settings: Sett
     for a model that computes [N], dims [1] with ``reshape: {shape: []}``; they are answered as [N], the
     metadata's shape.
     """
+    name, arch, classes = served.name, served.card.arch, len(served.card.labels)
     scalar = {"dims": [1], "reshape": {"shape": []}}
     outputs = [
         {"name": out, "data_type": CONFIG_TYPES[kind]}
@@ -308,7 +311,7 @@ def model_config(name: str, arch: str, classes: int, device: str, settings: Sett
             "max_queue_delay_microseconds": round(settings.max_wait_ms * 1000),
         },
         "instance_group": [
-            {"name": name, "kind": "KIND_GPU" if device.startswith("cuda") else "KIND_CPU", "count": 1}
+            {"name": name, "kind": "KIND_GPU" if served.device.startswith("cuda") else "KIND_CPU", "count": 1}
         ],
     }
 

@@ -14,30 +14,19 @@ import argparse
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
 import numpy as np
 
-from app.settings import Settings
 from testkit.images import png_bytes
-from testkit.server import REPO_ROOT, ServiceProcess
+from testkit.server import ServiceProcess
 
-from .output import write_run
-from .samples import load_digits
-from .store import resolve_store
-
-ROUTES = ("rest tensor", "grpc tensor", "rest png", "grpc png")
+from .route_sweep import add_service_arguments, serve, sweep, write_run
 
 
 def get_args_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench.grpc", description=__doc__.split("\n\n")[0])
-    p.add_argument("--workers", default="2", help="WORKERS of the service: a number or auto (default 2)")
-    p.add_argument("--model", default="vit-mnist", help="default: vit-mnist")
-    p.add_argument("--store", type=Path, default=None, help="default: shipped checkpoints")
-    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    add_service_arguments(p)
     p.add_argument("--seconds", type=float, default=5.0, help="measured seconds per route and concurrency")
-    p.add_argument("--concurrency", default="1,16,64", help="calls in flight (default 1,16,64)")
-    p.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "results", help="default: bench/results")
     return p
 
 
@@ -128,34 +117,12 @@ def table(rows: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = get_args_parser().parse_args(argv)
-    store, store_source = resolve_store(args.store, [args.model])
-    digits, digit_source = load_digits(1)
-    digit = digits[0]
-    env = {"MODEL_STORE_DIR": str(store), "DEVICE": args.device, "LOG_LEVEL": "warning"}
-    levels = [int(c) for c in args.concurrency.split(",")]
-    rows = []
-    # auto: the count WORKERS=auto gives on this machine (python -m app, never plain uvicorn)
-    workers = Settings(device=args.device).workers_here() if args.workers == "auto" else int(args.workers)
-    with ServiceProcess(env, workers=workers) as server:
-        make = callers(server, args.model, digit)
-        for concurrency in levels:
-            for route in ROUTES:
-                result = asyncio.run(measure(make[route], concurrency, args.seconds))
-                rows.append({"route": route, "concurrency": concurrency, **result})
-                print(f"{route:12s} @{concurrency:<3d} {result['req_s']:8,.0f} req/s", flush=True)
+    with serve(args) as served:
+        make = callers(served.server, args.model, served.digit)
+        rows = sweep(args.concurrency, lambda route, n: asyncio.run(measure(make[route], n, args.seconds)))
     text = table(rows)
     print(text)
-    write_run(
-        args,
-        "grpc",
-        "gRPC beside REST",
-        argv,
-        text,
-        workers=workers,
-        store=store_source,
-        digit=digit_source,
-        rows=rows,
-    )
+    write_run(args, "grpc", "gRPC beside REST", argv, text, **served.facts, rows=rows)
     return 0
 
 

@@ -25,15 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from app.settings import Settings
 from testkit.images import png_bytes
-from testkit.server import REPO_ROOT, ServiceProcess
+from testkit.server import ServiceProcess
 
-from .output import write_run
-from .samples import load_digits
-from .store import resolve_store
+from .route_sweep import add_service_arguments, serve, sweep, write_run
 
-ROUTES = ("rest tensor", "grpc tensor", "rest png", "grpc png")
 # what perf_analyzer needs on a machine without the CUDA toolkit (it links libcudart even on CPU)
 MISSING_LIBRARY_HELP = {
     "libb64": "apt-get install libb64-0d",
@@ -43,14 +39,9 @@ MISSING_LIBRARY_HELP = {
 
 def get_args_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench.perf_analyzer", description=__doc__.split("\n\n")[0])
-    p.add_argument("--workers", default="2", help="WORKERS of the service: a number or auto (default 2)")
-    p.add_argument("--model", default="vit-mnist", help="default: vit-mnist")
-    p.add_argument("--store", type=Path, default=None, help="default: shipped checkpoints")
-    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    add_service_arguments(p)
     p.add_argument("--seconds", type=float, default=3.0, help="measurement window (default 3)")
-    p.add_argument("--concurrency", default="1,16,64", help="requests in flight (default 1,16,64)")
     p.add_argument("--perf-analyzer", default=None, help="the binary (default: perf_analyzer on PATH)")
-    p.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "results", help="default: bench/results")
     return p
 
 
@@ -67,8 +58,9 @@ def perf_analyzer_env() -> dict[str, str]:
     return env
 
 
-def find_binary(given: str | None) -> str:
-    """The perf_analyzer binary, checked to start; SystemExit saying what is missing otherwise."""
+def find_binary(given: str | None) -> tuple[str, str]:
+    """The perf_analyzer binary and its version, checked to start; SystemExit saying what is missing
+    otherwise."""
     path = given or shutil.which("perf_analyzer") or str(Path(sys.executable).with_name("perf_analyzer"))
     if not Path(path).exists():
         raise SystemExit("perf_analyzer not found: the tritonclient wheel ships it")
@@ -76,7 +68,7 @@ def find_binary(given: str | None) -> str:
     if "error while loading shared libraries" in probe.stderr:
         fixes = "; ".join(fix for lib, fix in MISSING_LIBRARY_HELP.items() if lib in probe.stderr)
         raise SystemExit(f"perf_analyzer cannot start: {probe.stderr.strip()}\n  fix: {fixes}")
-    return path
+    return path, probe.stdout.strip() or os.path.basename(path)
 
 
 def input_data(tensor: np.ndarray, png: bytes) -> dict[str, dict]:
@@ -143,36 +135,22 @@ def table(rows: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = get_args_parser().parse_args(argv)
-    binary = find_binary(args.perf_analyzer)
-    store, store_source = resolve_store(args.store, [args.model])
-    digits, digit_source = load_digits(1)
-    env = {"MODEL_STORE_DIR": str(store), "DEVICE": args.device, "LOG_LEVEL": "warning"}
-    levels = [int(c) for c in args.concurrency.split(",")]
-    workers = Settings(device=args.device).workers_here() if args.workers == "auto" else int(args.workers)
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp, ServiceProcess(env, workers=workers) as server:
+    binary, version = find_binary(args.perf_analyzer)
+    with tempfile.TemporaryDirectory() as tmp, serve(args) as served:
         where = Path(tmp)
-        data = input_files(digits[0], where)
-        for concurrency in levels:
-            for route in ROUTES:
-                result = measure(binary, server, args.model, route, data[route.split()[1]], concurrency,
-                                 args.seconds, where)  # fmt: skip
-                rows.append({"route": route, "concurrency": concurrency, **result})
-                print(f"{route:12s} @{concurrency:<3d} {result['req_s']:8,.0f} req/s", flush=True)
+        data = input_files(served.digit, where)
+
+        def run(route: str, concurrency: int) -> dict[str, float]:
+            data_file = data[route.split()[1]]
+            return measure(
+                binary, served.server, args.model, route, data_file, concurrency, args.seconds, where
+            )
+
+        rows = sweep(args.concurrency, run)
     text = table(rows)
     print(text)
-    version = subprocess.run([binary, "--version"], capture_output=True, text=True, env=perf_analyzer_env())
     write_run(
-        args,
-        "perf_analyzer",
-        "perf_analyzer",
-        argv,
-        text,
-        workers=workers,
-        perf_analyzer=version.stdout.strip() or os.path.basename(binary),
-        store=store_source,
-        digit=digit_source,
-        rows=rows,
+        args, "perf_analyzer", "perf_analyzer", argv, text, **served.facts, perf_analyzer=version, rows=rows
     )
     return 0
 

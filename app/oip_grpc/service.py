@@ -164,13 +164,11 @@ class InferenceService:
 
     async def model_metadata(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
         served = self._model(request.name, request.version)
-        meta = model_metadata(served.name, served.card.arch, len(served.card.labels))
-        return pb.ModelMetadataResponse(**meta)
+        return pb.ModelMetadataResponse(**model_metadata(served))
 
     async def model_config(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
         served = self._model(request.name, request.version)
-        card = served.card
-        config = model_config(served.name, card.arch, len(card.labels), served.device, self.runtime.settings)
+        config = model_config(served, self.runtime.settings)
         return pb.ModelConfigResponse(config=json_format.ParseDict(config, pb.ModelConfig()))
 
     async def model_statistics(self, request: Any, context: grpc.aio.ServicerContext) -> Any:

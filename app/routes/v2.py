@@ -17,7 +17,6 @@ from ..inputs import INLINE_MAX_BYTES
 from ..model_stats import statistics
 from ..openapi import errors, ref, request_body
 from ..pipeline import infer_tensors, serving
-from ..runtime import ServedModel
 from ..schemas import (
     V2InferRequest,
     V2InferResponse,
@@ -93,14 +92,10 @@ def parse_index_request(body: bytes) -> V2RepositoryIndexRequest:
         raise V2Error(f"invalid repository index request: {exc.errors()[0]['msg']}") from None
 
 
-def _metadata(served: ServedModel) -> dict:
-    return v2codec.model_metadata(served.name, served.card.arch, len(served.card.labels))
-
-
 @router.get("/models/{name}", response_model=V2ModelMetadata, responses=errors(404, 503, v2=True))
 async def model_metadata(served: ModelDep) -> JSONResponse:
     """Model metadata: input (UINT8 [N,28,28], FP32 [N,1,28,28], or BYTES [N] pictures) and outputs."""
-    return JSONResponse(_metadata(served))
+    return JSONResponse(v2codec.model_metadata(served))
 
 
 def model_and_version_get(suffix: str, response_model: type) -> Callable[[Callable], Callable]:
@@ -118,9 +113,7 @@ def model_and_version_get(suffix: str, response_model: type) -> Callable[[Callab
 @model_and_version_get("config", V2ModelConfig)
 async def config(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
     """The model's configuration in Triton's ModelConfig schema (for perf_analyzer and the like)."""
-    card = served.card
-    config = v2codec.model_config(served.name, card.arch, len(card.labels), served.device, runtime.settings)
-    return JSONResponse(config)
+    return JSONResponse(v2codec.model_config(served, runtime.settings))
 
 
 @model_and_version_get("stats", V2ModelStatistics)

@@ -283,7 +283,7 @@ function showBoxes(digits) {
   layer.replaceChildren();
   picker.replaceChildren();
   const [w, h] = [Math.round(280 * pad.aspect), 280]; // the picture that was sent
-  const lines = new Set(digits.map((d) => d.line ?? 0)).size;
+  const rows = Math.max(0, ...digits.map((d) => d.line ?? 0)) + 1; // a row of buttons per line of writing
   digits.forEach((d, i) => {
     const [x0, y0, x1, y1] = d.box;
     const box = document.createElement("div");
@@ -299,13 +299,13 @@ function showBoxes(digits) {
     btn.className = "digit-pick";
     btn.dataset.testid = `digit-pick-${i}`;
     btn.textContent = String(i + 1);
-    btn.style.left = `${(50 * (x0 + x1)) / w}%`; // under its digit; one row per line of writing
-    btn.style.top = `${(lines > 1 ? d.line ?? 0 : 0) * 32}px`;
+    btn.style.left = `${(50 * (x0 + x1)) / w}%`; // under its digit
+    btn.style.top = `${(d.line ?? 0) * 32}px`;
     btn.setAttribute("aria-label", `Digit ${i + 1}: show its probabilities`);
     btn.addEventListener("click", () => selectDigit(i, state.generation));
     picker.append(btn);
   });
-  picker.style.height = `${lines * 32}px`;
+  picker.style.height = `${rows * 32}px`;
   picker.hidden = digits.length === 0;
   markSelected();
 }
