@@ -6,6 +6,7 @@ import { AttentionView } from "./attention.js";
 import { clearCanvas, drawInput } from "./heatmap.js";
 import { loadImageFile, Pad, UndecodableImage } from "./pad.js";
 import { ModelPanel } from "./panels.js";
+import { layoutPicks, ROW_HEIGHT } from "./picks.js";
 
 const DEBOUNCE_MS = 200; // after the last pointer move; a finished stroke is sent at once
 const READY_POLL_MS = 1000;
@@ -283,7 +284,6 @@ function showBoxes(digits) {
   layer.replaceChildren();
   picker.replaceChildren();
   const [w, h] = [Math.round(280 * pad.aspect), 280]; // the picture that was sent
-  const rows = Math.max(0, ...digits.map((d) => d.line ?? 0)) + 1; // a row of buttons per line of writing
   digits.forEach((d, i) => {
     const [x0, y0, x1, y1] = d.box;
     const box = document.createElement("div");
@@ -299,16 +299,25 @@ function showBoxes(digits) {
     btn.className = "digit-pick";
     btn.dataset.testid = `digit-pick-${i}`;
     btn.textContent = String(i + 1);
-    btn.style.left = `${(50 * (x0 + x1)) / w}%`; // under its digit
-    btn.style.top = `${(d.line ?? 0) * 32}px`;
+    btn.dataset.centre = String((x0 + x1) / 2 / w); // under its digit, where the others leave room
+    btn.dataset.line = String(d.line ?? 0);
     btn.setAttribute("aria-label", `Digit ${i + 1}: show its probabilities`);
     btn.addEventListener("click", () => selectDigit(i, state.generation));
     picker.append(btn);
   });
-  picker.style.height = `${rows * 32}px`;
   picker.hidden = digits.length === 0;
+  placePicks();
   markSelected();
 }
+
+/** Lay the digit buttons out for the picker's width (again whenever it changes). */
+function placePicks() {
+  const picker = $("digit-picker");
+  if (picker.hidden) return;
+  picker.style.height = `${layoutPicks(picker) * ROW_HEIGHT}px`;
+}
+
+new ResizeObserver(placePicks).observe($("digit-picker"));
 
 function markSelected() {
   for (const [i, box] of [...$("pad-boxes").children].entries()) box.dataset.selected = String(i === state.selected);

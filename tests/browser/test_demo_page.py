@@ -474,6 +474,40 @@ def test_whole_number_is_read_by_every_model_with_a_box_per_digit(page_session, 
     page.screenshot(path=str(artifacts_dir / "number-phone.png"), animations="disabled", full_page=True)
 
 
+def test_digit_buttons_never_cover_each_other_on_a_phone(page_session, service, artifacts_dir):
+    """Six 1s written close together on a phone: their centres lie closer than a button is wide. Each
+    digit still gets its own button, none covering another nor leaving the pad's width, in the
+    digits' order; turned to landscape, they are laid out again for the wider pad."""
+    page = page_session.page
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.get_by_test_id("mode-number").check()
+    draw(page, [[(0.2 + 0.05 * k, 0.25), (0.19 + 0.05 * k, 0.75)] for k in range(6)])
+    settle(page, service.names)
+    for viewport in ({"width": 390, "height": 844}, {"width": 844, "height": 390}):
+        page.set_viewport_size(viewport)
+        page.wait_for_timeout(100)  # the picker's resize is observed on the next frame
+        boxes = [b.bounding_box() for b in page.locator(".digit-box").all()]
+        picks = [b.bounding_box() for b in page.locator(".digit-pick").all()]
+        picker = page.get_by_test_id("digit-picker").bounding_box()
+        assert len(picks) == len(boxes) >= 2, f"{len(picks)} buttons for {len(boxes)} boxes"
+        centres = [b["x"] + b["width"] / 2 for b in boxes]
+        assert min(b - a for a, b in zip(centres, centres[1:], strict=False)) < picks[0]["width"]
+        for a, b in zip(picks, picks[1:], strict=False):
+            same_row = abs(a["y"] - b["y"]) < 1
+            assert not same_row or a["x"] + a["width"] <= b["x"], f"buttons overlap at {viewport}: {a}, {b}"
+        for p in picks:
+            assert picker["x"] - 0.5 <= p["x"] and p["x"] + p["width"] <= picker["x"] + picker["width"] + 0.5
+        assert len({round(p["y"]) for p in picks}) == 1, "six buttons fit in one row, left to right"
+        span = [
+            picks[0]["x"],
+            picks[-1]["x"] + picks[-1]["width"],
+        ]  # spread round the digits, not off to a side
+        assert span[0] <= centres[0] and centres[-1] <= span[1], (span, centres)
+        page.screenshot(
+            path=str(artifacts_dir / f"number-picks-{viewport['width']}.png"), animations="disabled"
+        )
+
+
 def test_a_decimal_point_written_on_the_pad_is_shown_between_the_digits(page_session, service):
     """2.5 on the wide pad, the 2 read (and boxed) before the point and the 5 are written: two digit
     boxes, and the page shows the point between them."""
