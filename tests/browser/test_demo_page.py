@@ -508,6 +508,51 @@ def test_digit_buttons_never_cover_each_other_on_a_phone(page_session, service, 
         )
 
 
+LAYOUT_PICKS = """async ([width, lines]) => {
+  const { layoutPicks } = await import("./static/picks.js");
+  const picker = document.createElement("div");
+  picker.className = "digit-picker";
+  picker.style.width = `${width}px`;
+  document.body.append(picker);
+  lines.forEach((centres, line) => centres.forEach((c) => {
+    const b = document.createElement("button");
+    b.className = "digit-pick";
+    b.textContent = "8";
+    Object.assign(b.dataset, { centre: String(c), line: String(line) });
+    picker.append(b);
+  }));
+  const rows = layoutPicks(picker);
+  const out = [...picker.children].map((b) => ({ line: Number(b.dataset.line), ...b.getBoundingClientRect().toJSON() }));
+  const left = picker.getBoundingClientRect().left;
+  picker.remove();
+  return { rows, left, buttons: out };
+}"""
+
+
+@pytest.mark.parametrize(
+    ("width", "lines", "rows"),
+    [
+        (300, [[0.5, 0.51, 0.52]], 1),  # three on one spot: side by side round it
+        (300, [[0.0, 0.01, 0.99, 1.0]], 1),  # at the pad's edges: pushed inside it
+        (200, [[k / 11 for k in range(12)]], 2),  # twelve do not fit in 200 px: two rows of six
+        (300, [[0.2, 0.8], [0.5, 0.5]], 2),  # a row per line of writing
+    ],
+)
+def test_digit_buttons_layout(page_session, width, lines, rows):
+    """The buttons' layout by itself (app/static/picks.js): apart, in order, inside the width."""
+    got = page_session.page.evaluate(LAYOUT_PICKS, [width, lines])
+    assert got["rows"] == rows
+    buttons = sorted(got["buttons"], key=lambda b: (b["top"], b["left"]))
+    for b in buttons:
+        assert got["left"] - 0.5 <= b["left"] and b["right"] <= got["left"] + width + 0.5, b
+    for a, b in zip(buttons, buttons[1:], strict=False):
+        if abs(a["top"] - b["top"]) < 1:
+            assert a["right"] + 3.5 <= b["left"], (a, b)
+    assert [b["line"] for b in buttons] == sorted(
+        b["line"] for b in buttons
+    )  # a line's rows after the last's
+
+
 def test_a_decimal_point_written_on_the_pad_is_shown_between_the_digits(page_session, service):
     """2.5 on the wide pad, the 2 read (and boxed) before the point and the 5 are written: two digit
     boxes, and the page shows the point between them."""
