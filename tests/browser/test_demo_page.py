@@ -522,7 +522,8 @@ LAYOUT_PICKS = """async ([width, lines]) => {
     picker.append(b);
   }));
   const rows = layoutPicks(picker);
-  const out = [...picker.children].map((b) => ({ line: Number(b.dataset.line), ...b.getBoundingClientRect().toJSON() }));
+  const out = [...picker.children].map(
+    (b) => ({ line: Number(b.dataset.line), ...b.getBoundingClientRect().toJSON() }));
   const left = picker.getBoundingClientRect().left;
   picker.remove();
   return { rows, left, buttons: out };
