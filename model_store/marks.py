@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .preprocess import stroke_width
+from .mnist_box import stroke_width
 
 if TYPE_CHECKING:  # segment imports this module
     from .segment import Part

@@ -21,16 +21,9 @@ from .components import component_boxes, grown, label_components, loops_round_wr
 from .decode import ImageTooLarge, NoInk, by_luminance_then_colour, full_size, to_gray
 from .guides import page_guides_removed
 from .marks import Mark, find_marks
-from .preprocess import (
-    GRAIN,
-    GUIDE_LEVEL,
-    MIN_FLOOR,
-    cut_out,
-    ink_above_paper,
-    ink_to_mnist,
-    small_writing,
-    stroke_width,
-)
+from .mnist_box import stroke_width
+from .paper import GRAIN, MIN_FLOOR, ink_above_paper
+from .preprocess import GUIDE_LEVEL, cut_out, ink_to_mnist, small_writing
 
 INK = 0.2  # ink-map level at which a pixel belongs to a stroke (antialiased edges are added back)
 SPECK_AREA = 0.04  # a component under this share of the largest one's area ...

@@ -13,7 +13,8 @@ from PIL import Image, ImageDraw, ImageFilter
 import model_store.preprocess as preprocess
 from model_store.decode import to_gray
 from model_store.guides import guides_removed, page_guides_removed
-from model_store.preprocess import GRAIN, GUIDE_LEVEL, MIN_FLOOR, ink_above_paper, preprocess_bytes
+from model_store.paper import GRAIN, MIN_FLOOR, ink_above_paper
+from model_store.preprocess import GUIDE_LEVEL, preprocess_bytes
 from model_store.segment import segment
 from testkit.digits import HEIGHT, similarity, write
 from testkit.images import png_bytes

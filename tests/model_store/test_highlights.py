@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-import model_store.preprocess as preprocess
+import model_store.paper as paper_step
 from model_store.highlights import paper_under_highlights
 from testkit.digits import drawn_mnist_digits, similarity
 from testkit.digits import prepared as prep
@@ -57,7 +57,7 @@ def test_the_digit_under_or_beside_a_highlight_comes_out_as_without_it(
     assert min(shone) > 0.85, np.round(shone, 3)
     # Without the step, the paper round the spot reads as ink in many of them (a fit pulled down by the
     # spot, or one level under it): a gray patch in the crop, the digit squeezed into a corner.
-    monkeypatch.setattr(preprocess, "paper_under_highlights", lambda x, paper: paper)
+    monkeypatch.setattr(paper_step, "paper_under_highlights", lambda x, paper: paper)
     before = [similarity(prep(photo(u8, highlight)), ref) for u8, ref in zip(digits, plain, strict=True)]
     assert np.mean(before) < 0.8, np.round(before, 3)
 
@@ -79,7 +79,7 @@ def test_pictures_without_a_highlight_keep_their_paper(digits):
     bold[:, 60:140] = 0.9  # a stroke 40% of the picture wide
     for u8 in digits:
         for x in (wob(u8, 0.05, 0.95), wob(u8, 0.1, 0.9) + 0.3 * xx, wob(u8, 0.3, 0.9) + grain):
-            paper = preprocess._paper(x)
+            paper = paper_step.paper_level(x)
             assert paper_under_highlights(x, paper) is paper
     for x in (bold, wob(digits[0], 0.1, 0.9, side=28)):
         assert paper_under_highlights(x, 0.0) == 0.0
@@ -123,6 +123,6 @@ def test_a_small_digit_inside_a_flash_spot_is_dark_ink_on_light_paper(digits, mo
     plain = [prep(flash_photo(u8, 0.0)) for u8 in digits]
     shone = [similarity(prep(flash_photo(u8, 0.4)), ref) for u8, ref in zip(digits, plain, strict=True)]
     assert min(shone) > 0.85, np.round(shone, 3)
-    monkeypatch.setattr(preprocess, "CLOSE_CALL", 0.0)  # the page's extremes alone decide
+    monkeypatch.setattr(paper_step, "CLOSE_CALL", 0.0)  # the page's extremes alone decide
     before = [similarity(prep(flash_photo(u8, 0.4)), ref) for u8, ref in zip(digits, plain, strict=True)]
     assert np.mean(before) < 0.8, np.round(before, 3)

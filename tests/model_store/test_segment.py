@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from model_store import reading as reading_module
+from model_store import pieces as pieces_module
 from model_store import segment as segment_module
 from model_store.preprocess import NoInk, ink_to_mnist, to_mnist
 from model_store.reading import WEIGHTS, candidates, choose, shortfall
@@ -245,10 +245,10 @@ def test_a_broad_digit_cut_at_many_columns_is_still_one_candidate(
 ) -> None:
     # Wider than tall: the rules cut it, and the reading cuts its stroke again at every thin place.
     # The whole stroke stays an alternative, measured against the digit's own height.
-    monkeypatch.setattr(reading_module, "MAX_RUN", 3)  # fewer than the pieces it is cut into
+    monkeypatch.setattr(pieces_module, "MAX_RUN", 3)  # fewer than the pieces it is cut into
     broad = [[(2.1 * x, y) for x, y in stroke] for stroke in digit_strokes(digit)]
     cands = candidates(read_page(write([broad], [1.0])))
-    assert cands.pieces[0] > reading_module.MAX_RUN  # more pieces than a run of neighbours may join
+    assert cands.pieces[0] > pieces_module.MAX_RUN  # more pieces than a run of neighbours may join
     whole = [k for k, (_, start, end) in enumerate(cands.spans) if (start, end) == (0, cands.pieces[0])]
     assert len(whole) == 1
     assert cands.features[whole[0], 2] == pytest.approx(1.0, abs=0.05)  # as tall as its line
@@ -295,7 +295,7 @@ def test_a_dash_is_not_cut_up_as_touching_digits() -> None:
     (line,) = page.lines
     assert len(line) == 3  # each bar whole, and the 7
     seven = max(line, key=lambda p: p.height)
-    assert reading_module._height(page, line) == seven.height
+    assert pieces_module.line_height(page, line) == seven.height
 
 
 @pytest.mark.parametrize("turn", [None, 6])  # 6: the camera held sideways, "rotate 90 CW to display"
