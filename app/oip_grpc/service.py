@@ -1,5 +1,6 @@
 """The GRPCInferenceService's methods, thin adapters over what the REST routes run: ``app.v2codec``
-parses the input tensor and names the outputs, ``app.pipeline.infer`` runs it through the engine.
+parses the input tensor and names the outputs, ``app.pipeline.infer`` runs it through the engine,
+``app.v2metadata`` describes the server and its models.
 
 A ServiceError becomes the gRPC status its HTTP code stands for (400 -> INVALID_ARGUMENT, 404 ->
 NOT_FOUND, 503 -> UNAVAILABLE with a ``retry-after`` trailer, 504 -> DEADLINE_EXCEEDED, ...), with the
@@ -26,19 +27,8 @@ from ..inputs import INLINE_MAX_BYTES
 from ..model_stats import statistics
 from ..pipeline import infer_tensors
 from ..runtime import Runtime, ServedModel
-from ..v2codec import (
-    NO_LOADING,
-    OUTPUTS,
-    SERVER_METADATA,
-    Tensor,
-    V2Error,
-    check_one_input,
-    model_config,
-    model_metadata,
-    parse_tensor,
-    repository_index,
-    requested_outputs,
-)
+from ..v2codec import OUTPUTS, Tensor, V2Error, check_one_input, parse_tensor, requested_outputs
+from ..v2metadata import NO_LOADING, SERVER_METADATA, model_config, model_metadata, repository_index
 from . import messages as pb
 
 log = logging.getLogger("app.grpc")

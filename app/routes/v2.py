@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 
-from .. import v2codec
+from .. import v2metadata
 from ..deps import ModelDep, RuntimeDep, path_parameters
 from ..encoding import decompress
 from ..errors import ModelNotFound, NotSupported
@@ -28,7 +28,8 @@ from ..schemas import (
     V2RepositoryModel,
     V2ServerMetadata,
 )
-from ..v2codec import HEADER_LENGTH, SERVER_METADATA, V2Error, encode_response, parse_request
+from ..v2codec import HEADER_LENGTH, V2Error, encode_response, parse_request
+from ..v2metadata import SERVER_METADATA
 
 router = APIRouter(prefix="/v2", tags=["v2 (Open Inference Protocol)"])
 
@@ -67,7 +68,7 @@ async def repository_index(request: Request, runtime: RuntimeDep) -> JSONRespons
     may be empty (tritonclient sends none) or ``{"ready": true}`` for the ready ones only."""
     body = await request.body()
     ready_only = parse_index_request(body).ready if body.strip() else False
-    index = v2codec.repository_index(runtime.models, runtime.ready, runtime.not_ready_reason, ready_only)
+    index = v2metadata.repository_index(runtime.models, runtime.ready, runtime.not_ready_reason, ready_only)
     return JSONResponse(index)
 
 
@@ -75,7 +76,7 @@ async def repository_index(request: Request, runtime: RuntimeDep) -> JSONRespons
 @router.post("/repository/models/{name}/unload", responses=errors(405, v2=True))
 async def repository_load(name: str) -> None:
     """Triton's explicit model loading and unloading: refused (405), the models come from the store."""
-    raise NotSupported(v2codec.NO_LOADING)
+    raise NotSupported(v2metadata.NO_LOADING)
 
 
 # Before /models/{name}, which would take "stats" for a model's name.
@@ -95,7 +96,7 @@ def parse_index_request(body: bytes) -> V2RepositoryIndexRequest:
 @router.get("/models/{name}", response_model=V2ModelMetadata, responses=errors(404, 503, v2=True))
 async def model_metadata(served: ModelDep) -> JSONResponse:
     """Model metadata: input (UINT8 [N,28,28], FP32 [N,1,28,28], or BYTES [N] pictures) and outputs."""
-    return JSONResponse(v2codec.model_metadata(served))
+    return JSONResponse(v2metadata.model_metadata(served))
 
 
 def model_and_version_get(suffix: str, response_model: type) -> Callable[[Callable], Callable]:
@@ -113,7 +114,7 @@ def model_and_version_get(suffix: str, response_model: type) -> Callable[[Callab
 @model_and_version_get("config", V2ModelConfig)
 async def config(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
     """The model's configuration in Triton's ModelConfig schema (for perf_analyzer and the like)."""
-    return JSONResponse(v2codec.model_config(served, runtime.settings))
+    return JSONResponse(v2metadata.model_config(served, runtime.settings))
 
 
 @model_and_version_get("stats", V2ModelStatistics)
