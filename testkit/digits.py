@@ -17,7 +17,7 @@ import numpy as np
 from model_store.preprocess import preprocess_bytes
 from training.drawn import drawn_digit, png_bytes
 from training.evaluate import UPLOAD_MAX_PIXELS
-from training.numbers import PAD_HEIGHT, STROKE_FRACTION, Stroke, draw_strokes, stroke_number
+from training.pen_numbers import PAD_HEIGHT, STROKE_FRACTION, Stroke, draw_strokes, stroke_number
 
 # A 280x280 drawing is far below any pixel limit; the limit only guards uploads.
 _NO_PIXEL_LIMIT = 10**8
@@ -41,7 +41,7 @@ HEIGHT = 160.0  # a digit's height in pixels
 
 
 def number_cropped_flush(text: str, seed: int) -> np.ndarray:
-    """The pen-stroke number (``training.numbers.stroke_number``, seeded) cut to its ink's box, as a
+    """The pen-stroke number (``training.pen_numbers.stroke_number``, seeded) cut to its ink's box, as a
     person crops before sending: dark on white uint8, its strokes on every edge."""
     pen = stroke_number(text, np.random.default_rng(seed))
     ys, xs = np.nonzero(pen < 128)

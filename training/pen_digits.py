@@ -24,7 +24,7 @@ from model_store.preprocess import to_mnist
 
 from .data import Split
 from .drawn import draw_paths
-from .numbers import Stroke, arc
+from .pen_numbers import Stroke, arc
 
 CANVAS = 96  # px; the digit is 60-76 px tall on it
 SUPERSAMPLE = 2

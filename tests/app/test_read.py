@@ -12,7 +12,7 @@ from PIL import Image, ImageDraw
 
 from testkit.digits import number_cropped_flush
 from testkit.reference import reference_probabilities
-from training.numbers import marked_number, stroke_number
+from training.pen_numbers import marked_number, stroke_number
 
 from .conftest import CNN, VIT, png_bytes
 

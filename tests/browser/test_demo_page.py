@@ -446,7 +446,7 @@ def test_controls_are_keyboard_reachable(page_session):
 
 def test_whole_number_is_read_by_every_model_with_a_box_per_digit(page_session, service, artifacts_dir):
     """Toggle the wide pad, write 2 0 7 with the mouse, read the number, pick a digit under the pad."""
-    from training.numbers import digit_strokes
+    from training.pen_numbers import digit_strokes
 
     page = page_session.page
     page.get_by_test_id("mode-number").check()
@@ -557,7 +557,7 @@ def test_digit_buttons_layout(page_session, width, lines, rows):
 def test_a_decimal_point_written_on_the_pad_is_shown_between_the_digits(page_session, service):
     """2.5 on the wide pad, the 2 read (and boxed) before the point and the 5 are written: two digit
     boxes, and the page shows the point between them."""
-    from training.numbers import digit_strokes
+    from training.pen_numbers import digit_strokes
 
     page = page_session.page
     page.get_by_test_id("mode-number").check()
@@ -617,7 +617,7 @@ def test_digit_boxes_of_an_older_drawing_go_when_the_new_one_cannot_be_read(page
 def test_a_number_on_the_one_digit_pad_is_named_with_a_pointer_to_whole_numbers(page_session, service):
     """4 and 2 side by side on the square pad: not a digit, and every panel says which number it is
     (the answer's `hint`) and how to read it."""
-    from training.numbers import digit_strokes
+    from training.pen_numbers import digit_strokes
 
     page = page_session.page
     strokes = []

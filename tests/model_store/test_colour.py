@@ -13,7 +13,7 @@ from model_store.segment import page_bytes
 from testkit.digits import drawn_mnist_digits, similarity
 from testkit.digits import prepared as prep
 from testkit.images import png_bytes
-from training.numbers import stroke_number
+from training.pen_numbers import stroke_number
 
 # (ink, paper): each pair is as light, or nearly, in luminance (a contrast under 0.12, MIN_CONTRAST)
 PAIRS = {

@@ -18,7 +18,9 @@ from model_store.preprocess import GUIDE_LEVEL, preprocess_bytes
 from model_store.segment import segment
 from testkit.digits import HEIGHT, similarity, write
 from testkit.images import png_bytes
-from training.numbers import digit_strokes, make_family, turned
+from training.number_scenes import turned
+from training.numbers import make_family
+from training.pen_numbers import digit_strokes
 
 from .test_rulings import soft
 

@@ -11,7 +11,8 @@ from model_store.decode import to_gray
 from model_store.marks import Mark, spell
 from model_store.segment import read_page
 from testkit.digits import HEIGHT, write
-from training.numbers import digit_strokes, draw_strokes, make_family
+from training.numbers import make_family
+from training.pen_numbers import digit_strokes, draw_strokes
 
 Stroke = list[tuple[float, float]]
 DOT: list[Stroke] = [[(0.0, 0.97), (0.005, 0.975)]]  # a tap of the pen on the baseline

@@ -24,7 +24,7 @@ from model_store.preprocess import (
 from model_store.sheet import surface_removed
 from testkit.digits import drawn_mnist_digits, similarity
 from testkit.images import png_bytes, png_declaring
-from training.numbers import digit_strokes
+from training.pen_numbers import digit_strokes
 
 MAX_PIXELS = 25_000_000
 

@@ -12,7 +12,7 @@ from PIL import Image, ImageDraw, ImageFilter
 from model_store.preprocess import preprocess_bytes
 from model_store.rulings import rulings_removed
 from testkit.images import png_bytes
-from training.numbers import digit_strokes
+from training.pen_numbers import digit_strokes
 
 from .test_preprocess import similarity
 

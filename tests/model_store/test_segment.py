@@ -15,7 +15,8 @@ from model_store.preprocess import NoInk, ink_to_mnist, to_mnist
 from model_store.reading import WEIGHTS, candidates, choose, shortfall
 from model_store.segment import TooManyDigits, read_page, segment
 from testkit.digits import HEIGHT, number_cropped_flush, rows_for, similarity, write
-from training.numbers import FONT_DIR, digit_strokes, make_family
+from training.numbers import FONT_DIR, make_family
+from training.pen_numbers import digit_strokes
 
 
 def open_four() -> list[list[tuple[float, float]]]:
@@ -304,7 +305,7 @@ def test_boxes_of_a_large_jpeg_are_in_its_own_pixels(turn: int | None) -> None:
     PNG of the same picture gives them, the orientation tag applied."""
     from model_store.segment import page_bytes
     from testkit.images import png_bytes
-    from training.numbers import stroke_number
+    from training.pen_numbers import stroke_number
 
     page = Image.fromarray(255 - stroke_number("2026", np.random.default_rng(0))).resize((2400, 800))
     exif = Image.Exif()
@@ -325,7 +326,7 @@ def test_a_small_number_on_a_whole_page_scan_is_cut_out_and_boxed_where_it_is_wr
     page anew; its four digits are found, boxed in the page's own pixels."""
     from model_store.segment import page_bytes
     from testkit.images import png_bytes
-    from training.numbers import stroke_number
+    from training.pen_numbers import stroke_number
 
     number = Image.fromarray(stroke_number("2026", np.random.default_rng(0))).resize((510, 170))
     page = Image.new("L", (2480, 3508), 250)

@@ -11,7 +11,7 @@ from model_store.reading import CLASS_WIDTH, TERMS, WEIGHTS, Candidates, candida
 from model_store.segment import read_page
 from testkit.digits import rows_for, write
 from training.fit_reader import START, Example, class_widths, fit, spelling_path
-from training.numbers import digit_strokes
+from training.pen_numbers import digit_strokes
 
 
 def two_close_ones() -> tuple[Candidates, list[tuple[int, int]]]:
