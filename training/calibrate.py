@@ -21,10 +21,8 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from model_store import ModelStore, load_checkpoint, read_card
@@ -36,18 +34,13 @@ from model_store.calibration import (
     save_calibration,
 )
 from model_store.digit_detector import DETECTOR_KEYS
-from model_store.preprocess import ImageError, preprocess_bytes
 from model_store.serving import ServingHead, resolve_device
 
+from .calibration_inputs import Inputs, Outputs, make_inputs, model_outputs, u8_to_01
 from .calibration_metrics import auroc, expected_calibration_error, fit_temperature, flag_rate, threshold_at
-from .corruptions import CORRUPTIONS
 from .data import DataBundle, load_data
 from .detector_fit import fit_detector
-from .drawn import drawn_digits
-from .evaluate import UPLOAD_MAX_PIXELS
-from .outliers import FAMILIES, generate_outliers
-from .pen_digits import pen_digits
-from .robustness import preprocess_corrupted
+from .outliers import FAMILIES
 
 log = logging.getLogger("training")
 
@@ -92,88 +85,6 @@ def add_calibrate_args(p: argparse.ArgumentParser, settings) -> None:
         "--plots-dir", type=Path, default=DOCS_DIR, help=f"reliability diagrams; default: {DOCS_DIR}"
     )
     p.add_argument("--device", default="auto", help="auto, cpu or cuda; default: auto")  # fmt: skip
-
-
-# ------------------------------------------------------------------------------------- inputs
-
-
-def uploads_to_tensor(pngs: list[bytes]) -> tuple[torch.Tensor, torch.Tensor]:
-    """PNG uploads through the real preprocessing -> (N, 1, 28, 28) 0..1 and which were accepted.
-
-    A picture the preprocessing refuses (no ink, too little contrast) never reaches the model.
-    """
-    arrays, ok = [], []
-    for png in pngs:
-        try:
-            arrays.append(preprocess_bytes(png, UPLOAD_MAX_PIXELS))
-            ok.append(True)
-        except ImageError:
-            ok.append(False)
-        except ValueError:  # a preprocessing bug, not a refusal: count it as refused, but say so
-            log.warning("preprocess_bytes failed on a generated upload", exc_info=True)
-            ok.append(False)
-    x = torch.from_numpy(np.stack(arrays)) if arrays else torch.zeros(0, 28, 28)
-    return x[:, None].float(), torch.tensor(ok)
-
-
-@dataclass
-class Outputs:
-    """One forward pass over a set: what every digit score is computed from."""
-
-    features: torch.Tensor
-    logits: torch.Tensor
-    summaries: torch.Tensor
-
-    def __getitem__(self, mask: torch.Tensor) -> Outputs:
-        return Outputs(self.features[mask], self.logits[mask], self.summaries[mask])
-
-
-@torch.inference_mode()
-def model_outputs(
-    head: ServingHead, images01: torch.Tensor, device: torch.device, batch: int = 1000
-) -> Outputs:
-    """0..1 images -> penultimate features, logits and layer summaries, on the CPU."""
-    parts: list[list[torch.Tensor]] = [[], [], []]
-    for i in range(0, len(images01), batch):
-        f, z, s, _ = head.layers(head.normalize(images01[i : i + batch].to(device)))
-        for part, t in zip(parts, (f, z, s), strict=True):
-            part.append(t.float().cpu())
-    return Outputs(*(torch.cat(p) for p in parts))
-
-
-def _u8(images: torch.Tensor) -> torch.Tensor:
-    return images.float() / 255
-
-
-def corrupted_digits(images: torch.Tensor, per_kind: int, seed: int) -> torch.Tensor:
-    """``per_kind`` digits under each shipped corruption, through the upload preprocessing (the ones
-    refused as empty dropped: a 422, never a digit score)."""
-    pick = np.random.default_rng(seed).permutation(len(images))[: per_kind * len(CORRUPTIONS)]
-    out = []
-    for k, name in enumerate(CORRUPTIONS):
-        digits = images[pick[k * per_kind : (k + 1) * per_kind], 0].numpy()
-        x, refused = preprocess_corrupted(name, digits, seed)
-        out.append(x[~refused])
-    return torch.from_numpy(np.concatenate(out))[:, None].float()
-
-
-def generated_uploads(args: argparse.Namespace, seeds: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Outliers of ``seeds`` that pass the preprocessing -> (images, family index)."""
-    xs, fams = [], []
-    for seed in seeds:
-        outliers = generate_outliers(args.outliers_per_family, seed)
-        x, ok = uploads_to_tensor([o.png for o in outliers])
-        xs.append(x)
-        fams.append(torch.tensor([FAMILIES.index(o.family) for o in outliers])[ok])
-    return torch.cat(xs), torch.cat(fams)
-
-
-def drawn_uploads(args: argparse.Namespace, seeds: list[int]) -> torch.Tensor:
-    xs = []
-    for seed in seeds:
-        pngs, _ = drawn_digits(args.drawn_per_class, seed)
-        xs.append(uploads_to_tensor(pngs)[0])
-    return torch.cat(xs)
 
 
 # ----------------------------------------------------------------------------------- measuring
@@ -231,49 +142,6 @@ def pick_method(results: dict[str, dict], requested: str) -> str:
     return max(ok or results, key=lambda m: results[m]["outlier_recall"])
 
 
-@dataclass
-class Inputs:
-    """What calibration feeds a model, the same for every model of one dataset split: generated once
-    (uploads through the real preprocessing take most of a run) and shared by the checkpoints."""
-
-    data: DataBundle
-    fit_idx: torch.Tensor  # training images the statistics are fitted on
-    fit_seeds: list[int]
-    fit_out_x: torch.Tensor  # outliers to fit on (seeds fit_seeds) and their families
-    fit_families: torch.Tensor
-    fit_drawn_x: torch.Tensor
-    fit_pen_x: torch.Tensor  # the writing styles training adds to MNIST, as training sees them
-    fit_corrupted_x: torch.Tensor
-    outliers: list
-    out_x: torch.Tensor  # outliers to measure on (seed args.seed); out_ok: not refused as empty
-    out_ok: torch.Tensor
-    drawn_count: int
-    drawn_labels: np.ndarray
-    drawn_x: torch.Tensor
-    drawn_ok: torch.Tensor
-    test_corrupted_x: torch.Tensor
-
-
-def make_inputs(data: DataBundle, args: argparse.Namespace) -> Inputs:
-    """Fit on seeds seed+1.., measure on seed; corrupted digits: training images to fit, test ones to
-    measure."""
-    gen = torch.Generator().manual_seed(args.seed)
-    fit_idx = torch.randperm(len(data.train), generator=gen)[: args.fit_images]
-    fit_seeds = [args.seed + 1 + k for k in range(args.fit_seeds)]
-    fit_out_x, fit_families = generated_uploads(args, fit_seeds)
-    outliers = generate_outliers(args.outliers_per_family, args.seed)
-    out_x, out_ok = uploads_to_tensor([o.png for o in outliers])
-    drawn_png, drawn_labels = drawn_digits(args.drawn_per_class, args.seed)
-    drawn_x, drawn_ok = uploads_to_tensor(drawn_png)
-    return Inputs(
-        data, fit_idx, fit_seeds, fit_out_x, fit_families, drawn_uploads(args, fit_seeds[:2]),
-        _u8(torch.from_numpy(pen_digits(args.pen_digits, fit_seeds[0])[0])[:, None]),
-        corrupted_digits(data.train.images, args.corrupted_per_kind, args.seed + 1),
-        outliers, out_x, out_ok, len(drawn_png), drawn_labels, drawn_x, drawn_ok,
-        corrupted_digits(data.test.images, args.corrupted_per_kind, args.seed),
-    )  # fmt: skip
-
-
 def calibrate_checkpoint(directory: Path, args: argparse.Namespace, command: str, inputs: Inputs) -> dict:
     """Fit, measure, and write one checkpoint's calibration; returns the measurements."""
     t0 = time.perf_counter()
@@ -283,10 +151,10 @@ def calibrate_checkpoint(directory: Path, args: argparse.Namespace, command: str
     data, fit_idx, fit_seeds = inputs.data, inputs.fit_idx, inputs.fit_seeds
     fit_families, outliers = inputs.fit_families, inputs.outliers
     out_ok, drawn_ok = inputs.out_ok, inputs.drawn_ok
-    train = model_outputs(head, _u8(data.train.images[fit_idx]), device)
+    train = model_outputs(head, u8_to_01(data.train.images[fit_idx]), device)
     maha = fit_mahalanobis(train.features, data.train.labels[fit_idx], len(card.labels))
-    val = model_outputs(head, _u8(data.val.images), device)
-    test = model_outputs(head, _u8(data.test.images), device)
+    val = model_outputs(head, u8_to_01(data.val.images), device)
+    test = model_outputs(head, u8_to_01(data.test.images), device)
 
     fit_out = model_outputs(head, inputs.fit_out_x, device)
     fit_digits = torch.cat([

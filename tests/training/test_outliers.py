@@ -16,7 +16,8 @@ from model_store.calibration import METHODS
 from model_store.digit_detector import DETECTOR_KEYS, detector_score
 from model_store.preprocess import preprocess_bytes
 from model_store.serving import ServingHead
-from training.calibrate import Outputs, leave_one_family_out, markdown, uploads_to_tensor
+from training.calibrate import leave_one_family_out, markdown
+from training.calibration_inputs import Outputs, uploads_to_tensor
 from training.calibration_metrics import flag_rate, threshold_at
 from training.detector_fit import fit_detector
 from training.drawn import PAD_SIZE, drawn_digits
