@@ -4,8 +4,9 @@ A digit written in a form's box, in a comb field's cell or on an answer line, or
 printed or drawn lines that stretch its crop: left in, a 1 in a box is read as a 0 and an underlined 7 as
 a 2. A guide is told from a stroke by where it lies and how far it runs: it is straight, lies along the
 very edge of the ink, spans the crop from end to end and runs past the writing at both ends. Only
-arrangements no digit has are taken out: a line under the writing, lines on two opposite sides, or on
-three sides. A line over the writing alone could be a 7's or a 5's bar, a line beside it a 1 or a 4's
+arrangements no digit has are taken out: a line under the writing, lines on two opposite sides (down both
+sides with none across only when they run well past the writing: not the 1s of "111"), or on three
+sides. A line over the writing alone could be a 7's or a 5's bar, a line beside it a 1 or a 4's
 stem, and a line whose ends the writing reaches could be a 2's base: those stay, unless the line runs
 under a whole number (``NUMBER_REACH`` times as long as the writing is tall: no digit's stroke is).
 With a box's top and bottom lines go the sides between a row of boxes (straight, as thin as the box's
@@ -50,6 +51,8 @@ BAND_CLEAR = 0.9  # the band between a row's lines is clear of this share of eac
 MIN_PITCH = 0.4  # the sides of a row of boxes are at least this share of their height apart ...
 PITCH_PX, PITCH_SHARE = 1.5, 0.06  # ... each within this many pixels (or share of the pitch) of it
 NEAR = 3  # a pitch is sought through two lines this many apart or fewer (the search stays linear)
+SIDES_ALONE_OVERHANG = 0.1  # lines down both sides, none across: they run this far past the writing
+# (a table's rules do; two plain 1s as tall as the 1 between them, "111", do not)
 STRAIGHT_SHARE, STRAIGHT_PX = 0.7, 3.0  # a line searched at a photo's tilt: this share of its edge
 # lies within this many pixels of a straight line
 
@@ -108,6 +111,8 @@ def _guides_removed(
     }
     if turned and not frame & set(across):
         frame = set()  # slanted lines down both sides alone are as likely a 1 and a 4's stem
+    elif not lines.keys() & set(across) and any(_short_side(ends[side]) for side in frame):
+        frame = set()  # upright ones barely past the writing are as likely digits: the 1s of "111"
     if {"top", "bottom"} <= frame or {"left", "right"} <= frame or len(frame) >= 3:
         guides = [lines[side] for side in frame]
         if walls is not None:  # a row of boxes: every side between, and its lines the writing touches
@@ -295,7 +300,7 @@ class Ends(NamedTuple):
     ticks: np.ndarray  # a comb field's ticks standing on it: short, apart from the writing; not writing
     comb: bool  # a tick on each end, the writing between them
     contact: float | None  # where the writing touches it, the nearer end's distance (share); None: apart
-    reach: float  # its length over the writing's height
+    reach: float  # a line across: its length over the writing's height (0 for a side's)
 
 
 def _ends(rest: np.ndarray, line: np.ndarray, side: str) -> Ends:
@@ -329,8 +334,10 @@ def _ends(rest: np.ndarray, line: np.ndarray, side: str) -> Ends:
     first, last = int(np.searchsorted(cum, 0.01)), int(np.searchsorted(cum, 0.99))  # specks aside
     touch = np.flatnonzero((writing[1:] & along_line[:-1]).any(axis=0))
     contact = min(touch[0] - start, end - touch[-1]) / length if touch.size else None
-    rows = np.flatnonzero(writing.any(axis=1))
     overhang = min(first - start, end - last) / length
+    if side not in ("top", "bottom"):  # a number's rule runs under or over it, never down its side
+        return Ends(overhang, ticks, len(at_ends) == 2, contact, 0.0)
+    rows = np.flatnonzero(writing.any(axis=1))
     return Ends(overhang, ticks, len(at_ends) == 2, contact, length / (rows[-1] - rows[0] + 1))
 
 
@@ -345,6 +352,12 @@ def _underline(e: Ends) -> bool:
     on past the writing at both ends (a 2's base begins where its diagonal meets it)."""
     stood_on = e.contact is not None and e.contact >= TOUCH_OVERHANG and e.overhang >= UNDER_OVERHANG
     return e.comb or e.contact is None or (e.reach > 1.0 and (_apart_or_inside(e) or stood_on))
+
+
+def _short_side(e: Ends) -> bool:
+    """A line down one side that runs too little past the writing to be a box's side without a line
+    across the writing (``SIDES_ALONE_OVERHANG``), nor is as long as a number's rule."""
+    return e.overhang < SIDES_ALONE_OVERHANG and e.reach < NUMBER_REACH
 
 
 def _apart_or_inside(e: Ends) -> bool:

@@ -300,3 +300,29 @@ def test_slanted_strokes_down_both_sides_are_no_box():
     floor = max(MIN_FLOOR, GRAIN * sigma / x.max())
     ink = np.clip((x / x.max() - floor) / (1.0 - floor), 0.0, 1.0)
     assert page_guides_removed(ink, GUIDE_LEVEL) is ink
+
+
+@pytest.mark.parametrize("shorter", [0.0, 0.05, 0.09])
+def test_plain_1s_down_both_sides_are_no_box(shorter):
+    """111 written as three plain bars, the middle one as tall as the others or a little shorter: the
+    outer 1s lie down both sides of the writing from end to end, as a box's sides would, but nothing runs
+    across it and they barely pass it. Before, both went (measured against the middle 1's width, they
+    were as long as a number's rule) and the page read "1"."""
+    ink = np.zeros((200, 420), np.float32)
+    cut = int(shorter * 200 / 2)
+    for x in (0, 200, 400):
+        ink[cut if x == 200 else 0 : 200 - cut if x == 200 else 200, x : x + 20] = 1.0
+    assert page_guides_removed(ink, GUIDE_LEVEL) is ink
+
+
+def test_a_digit_between_two_long_rules_loses_them():
+    """A table's two vertical rules running well past a 7 written between them still go."""
+    ink = np.zeros((200, 160), np.float32)
+    ink[:, :3], ink[:, -3:] = 0.8, 0.8  # the rules, top to bottom
+    ink[50:60, 40:120] = 1.0  # the 7's bar ...
+    for y in range(60, 150):  # ... and its stem
+        x = 115 - (y - 60) // 2
+        ink[y, x - 5 : x + 5] = 1.0
+    out = page_guides_removed(ink, GUIDE_LEVEL)
+    assert out[:, :3].max() == 0.0 and out[:, -3:].max() == 0.0
+    assert out[50:150, 20:140].sum() == ink[50:150, 20:140].sum()
