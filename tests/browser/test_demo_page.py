@@ -428,6 +428,50 @@ def test_screenshots_desktop_phone_dark(new_page, service, artifacts_dir):
             page.screenshot(path=str(artifacts_dir / "phone-first-screen.png"), animations="disabled")
 
 
+def axe_violations(page) -> list[tuple[str, str, list]]:
+    """axe-core's audit of the page as it is now (WCAG 2.x A and AA, best practices): (rule, impact,
+    the first elements it names) per rule broken."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    found = Axe().run(page).response["violations"]
+    return [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in found]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"viewport": {"width": 1280, "height": 900}},
+        {"viewport": {"width": 1280, "height": 900}, "color_scheme": "dark"},
+        {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True},
+    ],
+    ids=["desktop", "dark", "phone"],
+)
+def test_the_page_passes_an_accessibility_audit_in_every_state(new_page, service, options):
+    """axe-core finds nothing to report: waiting for a drawing, a digit answered with its attention
+    map, a number read with its digits' buttons, and a request that failed (its message shown)."""
+    session = new_page(**options)
+    page = session.page
+    session.goto()
+    page.wait_for_selector('[data-testid="status"][data-state="ready"]')
+    states = {"empty": axe_violations(page)}
+    draw(page, STROKES["7"])
+    settle(page, service.names)
+    states["digit"] = axe_violations(page)
+    page.get_by_test_id("clear").click()
+    page.get_by_test_id("mode-number").check()
+    draw(page, [[(0.2 + 0.2 * k, 0.2), (0.2 + 0.2 * k, 0.8)] for k in range(3)])
+    results = settle(page, service.names)
+    assert page.locator(".digit-pick").count() == 3, results
+    states["number"] = axe_violations(page)
+    page.route(
+        re.compile(r"/v1/models/[^/]+/read"), lambda route: route.fulfill(status=500, json={"detail": "x"})
+    )
+    draw(page, [[(0.85, 0.2), (0.85, 0.8)]])
+    settle(page, service.names)
+    states["error"] = axe_violations(page)
+    assert not any(states.values()), {state: found for state, found in states.items() if found}
+
+
 def test_controls_are_keyboard_reachable(page_session):
     page = page_session.page
     reached = []
