@@ -111,7 +111,7 @@ def _guides_removed(
     }
     if turned and not frame & set(across):
         frame = set()  # slanted lines down both sides alone are as likely a 1 and a 4's stem
-    elif not lines.keys() & set(across) and any(_short_side(ends[side]) for side in frame):
+    elif not lines.keys() & set(across) and any(ends[side].overhang < SIDES_ALONE_OVERHANG for side in frame):
         frame = set()  # upright ones barely past the writing are as likely digits: the 1s of "111"
     if {"top", "bottom"} <= frame or {"left", "right"} <= frame or len(frame) >= 3:
         guides = [lines[side] for side in frame]
@@ -352,12 +352,6 @@ def _underline(e: Ends) -> bool:
     on past the writing at both ends (a 2's base begins where its diagonal meets it)."""
     stood_on = e.contact is not None and e.contact >= TOUCH_OVERHANG and e.overhang >= UNDER_OVERHANG
     return e.comb or e.contact is None or (e.reach > 1.0 and (_apart_or_inside(e) or stood_on))
-
-
-def _short_side(e: Ends) -> bool:
-    """A line down one side that runs too little past the writing to be a box's side without a line
-    across the writing (``SIDES_ALONE_OVERHANG``), nor is as long as a number's rule."""
-    return e.overhang < SIDES_ALONE_OVERHANG and e.reach < NUMBER_REACH
 
 
 def _apart_or_inside(e: Ends) -> bool:
