@@ -127,8 +127,8 @@ def _background(x: np.ndarray) -> np.ndarray:
 
 def ink_above_paper(gray: np.ndarray) -> tuple[np.ndarray, float]:
     """Gray (any polarity, 0..1) -> (white-on-black ink with the paper subtracted, its grain's sigma),
-    grainy paper averaged down first. Raises NoInk. The steps ``to_mnist`` takes (its 28x28 fast
-    path aside, and its paper taken for a page's, not one digit's cropped flush), public so that
+    grainy paper averaged down first. Raises NoInk. The steps ``preprocess.to_mnist`` takes (its 28x28
+    fast path aside, and its paper taken for a page's, not one digit's cropped flush), so that
     ``model_store.segment`` finds digits on the ink they are fitted from."""
     lifted = shadow_lifted(surface_removed(gray.astype(np.float32, copy=False)))
     return ink_above(white_on_black(lifted), flush=False)
