@@ -22,14 +22,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .mnist_box import stroke_width
-
-if TYPE_CHECKING:  # segment imports this module
-    from .segment import Part
+from .parts import Part
 
 BODY = 0.5  # a component at least this share of its line's tallest one is a digit's body
 DOT_SIZE = 0.3  # a dot's box side is at most this share of h (or DOT_WIDTHS stroke widths) ...

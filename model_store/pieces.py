@@ -16,7 +16,8 @@ import numpy as np
 
 from .components import row_runs
 from .mnist_box import stroke_width
-from .segment import FLAT, Page, Part, Seam, piece_between
+from .parts import Part, Seam, piece_between
+from .segment import FLAT, Page
 
 MAX_RUN = 4  # pieces a run of neighbours may join (a 4 in two strokes, cut again where it touches)
 CUT_FROM = 0.5  # strokes wider than this (times the line's height) may be touching digits, cut ...
