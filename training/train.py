@@ -227,11 +227,7 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
             args.dataset, args.data_root, args.val_size, args.seed, args.limit_train, args.limit_test
         )
 
-    if args.pen_digits < 0 or (args.pen_digits and args.dataset != "mnist"):  # before any data is read
-        raise SystemExit("--pen-digits: a count >= 0, and only for --dataset mnist (they are digits)")
-    distill_options = (args.distill, args.distill_weight, args.distill_temperature)
-    if args.teacher is None and any(v is not None for v in distill_options):
-        raise SystemExit("--distill, --distill-weight and --distill-temperature need --teacher")
+    _check_options(args)  # before any data is read
     data = load() if info.is_main else None  # rank 0 unpacks the archives first,
     barrier(info)
     data = data or load()  # then the others read the result
@@ -277,20 +273,7 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
         warmup_cosine(steps_per_epoch * args.epochs, int(steps_per_epoch * args.warmup_epochs)),
     )
     gen = torch.Generator(device=device).manual_seed(args.seed * 1000 + info.rank)
-    aug = (
-        AugmentConfig(0, 0, (1.0, 1.0), 0, 0)
-        if args.no_augment
-        else AugmentConfig(
-            args.degrees,
-            args.translate,
-            tuple(args.scale),
-            args.shear,
-            args.morph_prob,
-            elastic_alpha=args.elastic_alpha,
-            elastic_sigma=args.elastic_sigma,
-            erase_prob=args.erase_prob,
-        )
-    )
+    aug = _augment(args)
 
     history: list[dict] = []
     start_epoch, wall_before = 0, 0.0
@@ -298,16 +281,7 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
     if args.resume and state_path.exists():
         state = torch.load(state_path, map_location=device, weights_only=True)  # tensors only, no code
         _check_same_run(state.get("args", {}), args, state_path)
-        model.load_state_dict(state["model"])
-        if ema is not None and state.get("ema"):
-            ema.load_state_dict(state["ema"])
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        gen.set_state(state["generator"].to("cpu") if device.type == "cpu" else state["generator"].cpu())
-        if "torch_rng" in state:  # dropout draws from the global generators
-            torch.set_rng_state(state["torch_rng"].cpu())
-            if device.type == "cuda" and state.get("cuda_rng") is not None:
-                torch.cuda.set_rng_state(state["cuda_rng"].cpu(), device)
+        _restore(state, model, ema, optimizer, scheduler, gen, device)
         start_epoch, history, wall_before = state["epoch"], state["history"], state["wall_time_s"]
         if info.is_main:
             log.info("resumed from %s at epoch %d", state_path, start_epoch + 1)
@@ -355,13 +329,9 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
                 for k, v in row.items():
                     if k != "epoch":
                         writer.add_scalar(k, v, epoch + 1)
-            save_state(state_path, {
-                "model": model.state_dict(), "ema": ema.state_dict() if ema is not None else {},
-                "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                "generator": gen.get_state(), "epoch": epoch + 1, "history": history,
-                "torch_rng": torch.get_rng_state(),
-                "cuda_rng": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
-                "wall_time_s": wall_before + time.perf_counter() - t0, "args": _jsonable(vars(args)),
+            wall = wall_before + time.perf_counter() - t0
+            save_state(state_path, _state(model, ema, optimizer, scheduler, gen, device) | {
+                "epoch": epoch + 1, "history": history, "wall_time_s": wall, "args": _jsonable(vars(args)),
             })  # fmt: skip
     wall = wall_before + time.perf_counter() - t0
     if writer:
@@ -386,12 +356,7 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
         preprocessing=Preprocessing(image_size=cfg.image_size, mean=data.mean, std=data.std),
         metrics={"test_accuracy": test_acc, "test_loss": test_loss, "val_accuracy": last.get("val_acc", 0.0),
                  "val_loss": last.get("val_loss", 0.0), "train_loss": last.get("train_loss", 0.0)},
-        training={"command": training_command(args.argv), "args": _jsonable(vars(args)), "seed": args.seed,
-                  "epochs": args.epochs, "wall_time_s": round(wall, 1), "hardware": hardware_string(device),
-                  "world_size": info.world_size, "torch_version": torch.__version__,
-                  "amp": "bf16" if amp else "fp32", "ema_decay": args.ema_decay,
-                  **({"init_from": init_from} if init_from else {}),
-                  **({"teacher": teacher.record} if teacher else {})},
+        training=_training_record(args, wall, device, info, amp, init_from, teacher),
     )  # fmt: skip
     out = save_checkpoint(final, card, args.store_dir / name)
     log.info("wrote %s (sha256 %s…)", out, card.weights_sha256[:12])
@@ -408,6 +373,64 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
         paths = write_all_plots(final, test_split, test_logits, history, data, run_dir / "plots")
         log.info("plots: %s", ", ".join(str(p) for p in paths))
     return out
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    if args.pen_digits < 0 or (args.pen_digits and args.dataset != "mnist"):
+        raise SystemExit("--pen-digits: a count >= 0, and only for --dataset mnist (they are digits)")
+    distill_options = (args.distill, args.distill_weight, args.distill_temperature)
+    if args.teacher is None and any(v is not None for v in distill_options):
+        raise SystemExit("--distill, --distill-weight and --distill-temperature need --teacher")
+
+
+def _augment(args: argparse.Namespace) -> AugmentConfig:
+    if args.no_augment:
+        return AugmentConfig(0, 0, (1.0, 1.0), 0, 0)
+    return AugmentConfig(
+        args.degrees, args.translate, tuple(args.scale), args.shear, args.morph_prob,
+        elastic_alpha=args.elastic_alpha, elastic_sigma=args.elastic_sigma, erase_prob=args.erase_prob,
+    )  # fmt: skip
+
+
+def _state(model: nn.Module, ema: AveragedModel | None, optimizer, scheduler, gen, device) -> dict:
+    """What a resume needs besides the epoch count and history: weights, optimiser, schedule and
+    every random generator the run draws from (augmentation, shuffling, dropout)."""
+    return {
+        "model": model.state_dict(), "ema": ema.state_dict() if ema is not None else {},
+        "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+        "generator": gen.get_state(), "torch_rng": torch.get_rng_state(),
+        "cuda_rng": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
+    }  # fmt: skip
+
+
+def _restore(
+    state: dict, model: nn.Module, ema: AveragedModel | None, optimizer, scheduler, gen, device
+) -> None:
+    """``_state`` put back."""
+    model.load_state_dict(state["model"])
+    if ema is not None and state.get("ema"):
+        ema.load_state_dict(state["ema"])
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    gen.set_state(state["generator"].to("cpu") if device.type == "cpu" else state["generator"].cpu())
+    if "torch_rng" in state:  # dropout draws from the global generators
+        torch.set_rng_state(state["torch_rng"].cpu())
+        if device.type == "cuda" and state.get("cuda_rng") is not None:
+            torch.cuda.set_rng_state(state["cuda_rng"].cpu(), device)
+
+
+def _training_record(
+    args: argparse.Namespace, wall: float, device: torch.device, info: DistInfo, amp: bool,
+    init_from: dict | None, teacher: Teacher | None,
+) -> dict[str, Any]:  # fmt: skip
+    """The card's ``training``: the exact command and arguments, and where and how long it ran."""
+    return {
+        "command": training_command(args.argv), "args": _jsonable(vars(args)), "seed": args.seed,
+        "epochs": args.epochs, "wall_time_s": round(wall, 1), "hardware": hardware_string(device),
+        "world_size": info.world_size, "torch_version": torch.__version__, "amp": "bf16" if amp else "fp32",
+        "ema_decay": args.ema_decay, **({"init_from": init_from} if init_from else {}),
+        **({"teacher": teacher.record} if teacher else {}),
+    }  # fmt: skip
 
 
 def _check_same_run(saved: dict, args: argparse.Namespace, state_path: Path) -> None:
