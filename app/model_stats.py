@@ -21,44 +21,45 @@ from typing import Any
 from .metrics import Metrics, service_registry
 
 NS = 1e9
+Samples = dict[tuple[str, str, str], float]  # (sample name, model, outcome or "") -> summed over processes
 
 
 def statistics(metrics: Metrics, names: list[str]) -> dict[str, Any]:
     """``{"model_stats": [...]}`` for the named models, in Triton's JSON form."""
-    values: dict[str, float] = defaultdict(float)  # "sample name|label values" -> value
+    values: Samples = defaultdict(float)
     for family in service_registry(metrics).collect():
         for sample in family.samples:
-            labels = sample.labels
-            model = labels.get("model")
-            if model is None:
-                continue
-            key = "|".join((sample.name, model, labels.get("outcome", "")))
-            values[key] += sample.value
+            model = sample.labels.get("model")
+            if model is not None:
+                values[sample.name, model, sample.labels.get("outcome", "")] += sample.value
     return {"model_stats": [_model(values, name) for name in names]}
 
 
-def _model(v: dict[str, float], name: str) -> dict[str, Any]:
+def _model(v: Samples, name: str) -> dict[str, Any]:
     def duration(count: float, seconds: float) -> dict[str, int]:
         return {"count": int(count), "ns": int(seconds * NS)}
 
     def requests(outcome: str) -> dict[str, int]:
         prefix = "vit_digits_model_request_seconds"
-        return duration(v[f"{prefix}_count|{name}|{outcome}"], v[f"{prefix}_sum|{name}|{outcome}"])
+        return duration(v[f"{prefix}_count", name, outcome], v[f"{prefix}_sum", name, outcome])
 
-    computed = v[f"vit_digits_queue_seconds_count|{name}|"]
+    def total(sample: str) -> float:
+        return v[sample, name, ""]
+
+    computed = total("vit_digits_queue_seconds_count")
     zero = duration(0, 0)
     return {
         "name": name,
         "version": "1",
-        "last_inference": int(v[f"vit_digits_last_inference_timestamp_seconds|{name}|"] * 1000),  # ms
-        "inference_count": int(v[f"vit_digits_inference_count_total|{name}|"]),
-        "execution_count": int(v[f"vit_digits_execution_count_total|{name}|"]),
+        "last_inference": int(total("vit_digits_last_inference_timestamp_seconds") * 1000),  # ms
+        "inference_count": int(total("vit_digits_inference_count_total")),
+        "execution_count": int(total("vit_digits_execution_count_total")),
         "inference_stats": {
             "success": requests("success"),
             "fail": requests("fail"),
-            "queue": duration(computed, v[f"vit_digits_queue_seconds_sum|{name}|"]),
+            "queue": duration(computed, total("vit_digits_queue_seconds_sum")),
             "compute_input": duration(computed, 0),
-            "compute_infer": duration(computed, v[f"vit_digits_request_compute_seconds_total|{name}|"]),
+            "compute_infer": duration(computed, total("vit_digits_request_compute_seconds_total")),
             "compute_output": duration(computed, 0),
             "cache_hit": zero,
             "cache_miss": zero,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
@@ -93,38 +94,38 @@ def parse_index_request(body: bytes) -> V2RepositoryIndexRequest:
         raise V2Error(f"invalid repository index request: {exc.errors()[0]['msg']}") from None
 
 
-@router.get("/models/{name}", response_model=V2ModelMetadata, responses=errors(404, 503, v2=True))
-async def model_metadata(served: ModelDep) -> JSONResponse:
-    """Model metadata: input (UINT8 [N,28,28], FP32 [N,1,28,28], or BYTES [N] pictures) and outputs."""
-    return JSONResponse(v2metadata.model_metadata(served))
-
-
-def model_and_version_get(suffix: str, response_model: type) -> Callable[[Callable], Callable]:
-    """GET /models/{name}/<suffix> and /models/{name}/versions/{version}/<suffix>, one function."""
+def model_and_version_get(suffix: str, **documented: Any) -> Callable[[Callable], Callable]:
+    """GET /models/{name}<suffix> and /models/{name}/versions/{version}<suffix>, one function (there is
+    one version, "1"; tritonclient's model_version="1" asks for it)."""
 
     def register(endpoint: Callable) -> Callable:
-        documented = {"response_model": response_model, "responses": errors(404, 503, v2=True)}
-        router.get(f"/models/{{name}}/{suffix}", **documented)(endpoint)
-        router.get(f"/models/{{name}}/versions/{{version}}/{suffix}", **documented, **VERSIONED)(endpoint)
+        router.get(f"/models/{{name}}{suffix}", **documented)(endpoint)
+        router.get(f"/models/{{name}}/versions/{{version}}{suffix}", **documented, **VERSIONED)(endpoint)
         return endpoint
 
     return register
 
 
-@model_and_version_get("config", V2ModelConfig)
+@model_and_version_get("", response_model=V2ModelMetadata, responses=errors(404, 503, v2=True))
+async def model_metadata(served: ModelDep) -> JSONResponse:
+    """Model metadata: input (UINT8 [N,28,28], FP32 [N,1,28,28], or BYTES [N] pictures) and outputs."""
+    return JSONResponse(v2metadata.model_metadata(served))
+
+
+@model_and_version_get("/config", response_model=V2ModelConfig, responses=errors(404, 503, v2=True))
 async def config(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
     """The model's configuration in Triton's ModelConfig schema (for perf_analyzer and the like)."""
     return JSONResponse(v2metadata.model_config(served, runtime.settings))
 
 
-@model_and_version_get("stats", V2ModelStatistics)
+@model_and_version_get("/stats", response_model=V2ModelStatistics, responses=errors(404, 503, v2=True))
 async def model_statistics(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
     """The model's statistics (Triton's statistics extension): counts and cumulative times in ns."""
     return JSONResponse(statistics(runtime.metrics, [served.name]))
 
 
-@router.get(
-    "/models/{name}/ready",
+@model_and_version_get(
+    "/ready",
     response_model=V2ModelReady,
     responses={**errors(404, v2=True), 503: {"model": V2ModelReady, "description": "not ready"}},
 )
@@ -157,29 +158,7 @@ async def infer(request: Request) -> Response:
     return Response(payload, headers=headers)
 
 
-# Metadata, readiness and inference under /versions/{version} too (config and stats above).
-
-
-@router.get(
-    "/models/{name}/versions/{version}",
-    response_model=V2ModelMetadata,
-    responses=errors(404, 503, v2=True),
-    **VERSIONED,
-)
-async def model_version_metadata(served: ModelDep) -> JSONResponse:
-    """Model metadata (version 1)."""
-    return await model_metadata(served)
-
-
-@router.get(
-    "/models/{name}/versions/{version}/ready",
-    response_model=V2ModelReady,
-    responses={**errors(404, v2=True), 503: {"model": V2ModelReady, "description": "not ready"}},
-    **VERSIONED,
-)
-async def model_version_ready(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
-    """Model readiness (version 1)."""
-    return await model_ready(served, runtime)
+# Inference under /versions/{version} too (the hot route takes no FastAPI parameters: checked inline).
 
 
 @router.post(
