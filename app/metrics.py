@@ -119,6 +119,14 @@ class Metrics:
             "each computed request's share of the device time: its batch's forward pass, once per request",
             ["model"], registry=r,
         )  # fmt: skip
+        self.batch_executions = Counter(
+            "vit_digits_batch_executions", "forward passes by their exact batch size (1..MAX_BATCH_SIZE)",
+            ["model", "batch_size"], registry=r,
+        )  # fmt: skip
+        self.batch_compute_seconds = Counter(
+            "vit_digits_batch_compute_seconds", "forward pass time by exact batch size",
+            ["model", "batch_size"], registry=r,
+        )  # fmt: skip
         self.last_inference = Gauge(
             "vit_digits_last_inference_timestamp_seconds", "when the model last ran a batch (Unix time)",
             ["model"], registry=r, multiprocess_mode="max",
@@ -129,6 +137,7 @@ class Metrics:
             ["role"], registry=r,
         )  # fmt: skip
         self._model_requests: dict[tuple[str, str], Any] = {}
+        self._batches: dict[tuple[str, int], tuple[Any, Any]] = {}
 
     def model_request(self, model: str, ok: bool) -> Any:
         """The labelled child of ``model_request_seconds`` (``labels()`` locks and hashes per call)."""
@@ -137,6 +146,18 @@ class Metrics:
         if child is None:
             child = self._model_requests[key] = self.model_request_seconds.labels(*key)
         return child
+
+    def batch_of(self, model: str, size: int) -> tuple[Any, Any]:
+        """The children of ``batch_executions`` and ``batch_compute_seconds`` for ``size`` images."""
+        key = (model, size)
+        children = self._batches.get(key)
+        if children is None:
+            labels = (model, str(size))
+            children = self._batches[key] = (
+                self.batch_executions.labels(*labels),
+                self.batch_compute_seconds.labels(*labels),
+            )
+        return children
 
 
 def route_label(scope: Scope) -> str:

@@ -9,8 +9,9 @@ What each figure counts here:
 - ``compute_infer``: each computed request's batch forward pass (copies to and from the device included,
   so ``compute_input`` and ``compute_output`` are zero);
 - ``inference_count`` / ``execution_count``: images and forward passes (their ratio is the mean batch).
-Responses are not cached, so the cache figures are zero; ``batch_stats`` is left empty (the batch sizes
-are in ``/metrics`` as a histogram).
+- ``batch_stats``: per batch size the engine ran, its forward passes and their time (``compute_infer``;
+  its ``count`` is passes, not requests), sorted by size.
+Responses are not cached, so the cache figures are zero.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from typing import Any
 from .metrics import Metrics, service_registry
 
 NS = 1e9
-Samples = dict[tuple[str, str, str], float]  # (sample name, model, outcome or "") -> summed over processes
+# (sample name, model, its outcome or batch size label, else "") -> summed over processes
+Samples = dict[tuple[str, str, str], float]
 
 
 def statistics(metrics: Metrics, names: list[str]) -> dict[str, Any]:
@@ -31,7 +33,8 @@ def statistics(metrics: Metrics, names: list[str]) -> dict[str, Any]:
         for sample in family.samples:
             model = sample.labels.get("model")
             if model is not None:
-                values[sample.name, model, sample.labels.get("outcome", "")] += sample.value
+                detail = sample.labels.get("outcome") or sample.labels.get("batch_size", "")
+                values[sample.name, model, detail] += sample.value
     return {"model_stats": [_model(values, name) for name in names]}
 
 
@@ -46,8 +49,16 @@ def _model(v: Samples, name: str) -> dict[str, Any]:
     def total(sample: str) -> float:
         return v[sample, name, ""]
 
+    def batch(size: str) -> dict[str, Any]:
+        count = v["vit_digits_batch_executions_total", name, size]
+        infer = duration(count, v["vit_digits_batch_compute_seconds_total", name, size])
+        return {"batch_size": int(size), "compute_input": duration(count, 0), "compute_infer": infer,
+                "compute_output": duration(count, 0)}  # fmt: skip
+
     computed = total("vit_digits_queue_seconds_count")
     zero = duration(0, 0)
+    passes = "vit_digits_batch_executions_total"
+    sizes = sorted((size for sample, model, size in v if sample == passes and model == name), key=int)
     return {
         "name": name,
         "version": "1",
@@ -64,5 +75,5 @@ def _model(v: Samples, name: str) -> dict[str, Any]:
             "cache_hit": zero,
             "cache_miss": zero,
         },
-        "batch_stats": [],
+        "batch_stats": [batch(size) for size in sizes],
     }

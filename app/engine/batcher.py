@@ -180,6 +180,7 @@ class DynamicBatcher:
         self._accepting = True
         self._task: asyncio.Task | None = None
         self._m = None
+        self._metrics = metrics
         if metrics is not None:
             self._m = (
                 metrics.queue_seconds.labels(name),
@@ -357,6 +358,9 @@ class DynamicBatcher:
             m_exec.inc()
             m_shares.inc(compute * len(batch))
             m_last.set(time.time())
+            by_size, seconds_by_size = self._metrics.batch_of(self.name, n)
+            by_size.inc()
+            seconds_by_size.inc(compute)
             for job in batch:
                 m_queue.observe(started - job.enqueued)
         for job, result in zip(batch, results, strict=True):

@@ -110,14 +110,22 @@ def test_statistics_count_every_request_of_every_worker_and_protocol(start_serve
         assert stats["compute_infer"]["ns"] > 0
         assert stats["success"]["ns"] >= stats["queue"]["ns"] + stats["compute_infer"]["ns"]
         assert rest["last_inference"] > 0
+        # per batch size the engine ran: its passes add up to the executions, their images to the inferences
+        batches = rest["batch_stats"]
+        assert [b["batch_size"] for b in batches] == sorted({b["batch_size"] for b in batches})
+        assert sum(b["compute_infer"]["count"] for b in batches) == rest["execution_count"]
+        assert sum(b["batch_size"] * b["compute_infer"]["count"] for b in batches) == sum(sizes)
+        assert all(b["compute_infer"]["ns"] > 0 and b["compute_input"]["ns"] == 0 for b in batches)
         # gRPC answers the same figures, for one model or (no name) for every model
         over_grpc = grpc_client.get_inference_statistics(VIT, as_json=True)["model_stats"][0]
         assert int(over_grpc["inference_count"]) == sum(sizes)
+        passes = lambda stats: [(int(b["batch_size"]), int(b["compute_infer"]["count"])) for b in stats]  # noqa: E731
+        assert passes(over_grpc["batch_stats"]) == passes(batches)
         assert int(over_grpc["inference_stats"]["fail"]["count"]) == 1
         every = grpc_client.get_inference_statistics(as_json=True)["model_stats"]
         assert {m["name"] for m in every} == {VIT, CNN}
         cnn = httpx.get(f"{server.url}/v2/models/stats", timeout=10).json()["model_stats"]
-        assert [m["inference_count"] for m in cnn if m["name"] == CNN] == [0]
+        assert [(m["inference_count"], m["batch_stats"]) for m in cnn if m["name"] == CNN] == [(0, [])]
         # the repository index over gRPC, as a Triton client lists the models; loading refused
         index = grpc_client.get_model_repository_index(as_json=True)["models"]
         assert sorted((m["name"], m["state"]) for m in index) == sorted([(VIT, "READY"), (CNN, "READY")])
