@@ -9,7 +9,7 @@ import math
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
-from .corruptions import flush_box, page_format, ruling_lines, scanned, sheet_mask
+from .page_corruptions import flush_box, page_format, ruling_lines, scanned
 from .pen_numbers import (
     PAD_HEIGHT,
     PAD_WIDTH,
@@ -21,6 +21,7 @@ from .pen_numbers import (
     side_by_side,
     stroke_number,
 )
+from .photo_corruptions import sheet_mask
 
 
 def photo_number(text: str, rng: np.random.Generator) -> np.ndarray:
