@@ -1,8 +1,9 @@
 """Digits drawn the way the demo page draws them, for measuring how often real drawings are flagged.
 
 The page (app/static/pad.js) keeps strokes as polylines in 0..1 pad coordinates, smooths them with
-quadratic curves through the midpoints, and uploads a 280x280 PNG: ink #111111 on white, line width
-0.075 of the side, round caps and joins. Here each digit has a few hand-written stroke templates;
+quadratic curves through the midpoints, and uploads a 280x280 PNG: ink #111111 on white, round caps and
+joins, the line 0.075 of the side wide (the pad's marker) or, for small writing, 0.15 of its height
+(``upload_pen``). Here each digit has a few hand-written stroke templates;
 every sample is a template under a random affine (size, rotation, shear, position) with a little
 per-point jitter, rendered the same way and sent through the real upload preprocessing.
 """
@@ -17,6 +18,8 @@ from PIL import Image, ImageDraw
 
 PAD_SIZE = 280
 STROKE_FRACTION = 0.075  # pad.js STROKE_FRACTION
+PEN_PER_HEIGHT = 0.15  # pad.js PEN_PER_HEIGHT
+MIN_PEN_FRACTION = 0.01  # pad.js MIN_PEN_FRACTION
 INK = 17  # pad.js INK #111111
 PAPER = 255
 SUPERSAMPLE = 2  # the browser antialiases its strokes; draw large and reduce
@@ -154,16 +157,26 @@ def smooth_path(points: Stroke, size: float, step: float = 2.0) -> list[tuple[fl
     return out
 
 
+def upload_pen(strokes: list[Stroke], unit: float = 1.0) -> float:
+    """pad.js's ``uploadPen``: the pen the page draws the picture it sends with, as a share of the pad's
+    height, for ``strokes`` whose y is in pad heights times ``unit`` (1: pad coordinates)."""
+    ys = [y for stroke in strokes for _, y in stroke]
+    height = (max(ys) - min(ys)) / unit
+    return min(STROKE_FRACTION, max(MIN_PEN_FRACTION, PEN_PER_HEIGHT * height))
+
+
 def render_strokes(
     strokes: list[Stroke],
     width: int = PAD_SIZE,
     height: int = PAD_SIZE,
-    stroke_fraction: float = STROKE_FRACTION,
+    stroke_fraction: float | None = None,
 ) -> Image.Image:
-    """Strokes in 0..1 of the canvas *height* -> gray image, dark round-capped ink on white paper."""
+    """Strokes in 0..1 of the canvas *height* -> gray image, dark round-capped ink on white paper, the
+    line ``stroke_fraction`` of the height wide (default: the page's, ``upload_pen``)."""
     s = SUPERSAMPLE
+    pen = upload_pen(strokes) if stroke_fraction is None else stroke_fraction
     paths = [smooth_path(stroke, height * s) for stroke in strokes]
-    return draw_paths(paths, (width, height), stroke_fraction * height, s)
+    return draw_paths(paths, (width, height), pen * height, s)
 
 
 def draw_paths(

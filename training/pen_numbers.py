@@ -10,8 +10,9 @@ import math
 
 import numpy as np
 
-# STROKE_FRACTION: the pen's width as a share of the pad's height, as app/static/pad.js draws
-from .drawn import STROKE_FRACTION, draw_paths
+# STROKE_FRACTION: the marker's width as a share of the pad's height, as app/static/pad.js shows it (the
+# margins here keep it); upload_pen: the pen the page sends the picture with
+from .drawn import STROKE_FRACTION, draw_paths, upload_pen
 
 Stroke = list[tuple[float, float]]
 
@@ -107,7 +108,7 @@ def stroke_number(text: str, rng: np.random.Generator, touching: bool = False) -
     left = rng.uniform(1.2 * width, PAD_WIDTH - total * height - 1.2 * width)
     top = rng.uniform(1.2 * width, PAD_HEIGHT - height - 1.2 * width)
     pixels = side_by_side(digits, gaps, left, top, height, rng)
-    return draw_strokes(pixels, (PAD_WIDTH, PAD_HEIGHT), width)
+    return draw_strokes(pixels, (PAD_WIDTH, PAD_HEIGHT), upload_pen(pixels, PAD_HEIGHT) * PAD_HEIGHT)
 
 
 def hand_digits(text: str, rng: np.random.Generator) -> list[list[Stroke]]:
@@ -150,7 +151,7 @@ def marked_number(text: str, rng: np.random.Generator) -> np.ndarray:
     left = rng.uniform(1.2 * width, PAD_WIDTH - total * height - 1.2 * width)
     top = rng.uniform(1.2 * width, PAD_HEIGHT - 1.25 * height - 1.2 * width)  # room for a comma's tail
     pixels = side_by_side(glyphs, gaps, left, top, height, rng)
-    return draw_strokes(pixels, (PAD_WIDTH, PAD_HEIGHT), width)
+    return draw_strokes(pixels, (PAD_WIDTH, PAD_HEIGHT), upload_pen(pixels, PAD_HEIGHT) * PAD_HEIGHT)
 
 
 def side_by_side(

@@ -8,8 +8,8 @@ score calls a corrupted digit "not a digit" (``is_digit`` false, as the service 
 the served confidence is from the accuracy (ECE per corruption and pooled), and, where Fashion-MNIST is
 on the machine, how often the digit score calls real pictures that are not digits so
 (``training.real_outliers``), and how it answers digits in other writers' styles
-(``training.writing_styles``) and, where scikit-learn is installed, real 8x8 digits by other writers
-(``training.optdigits``).
+(``training.writing_styles``), digits written small and large on the page's pad (``training.pad_sizes``)
+and, where scikit-learn is installed, real 8x8 digits by other writers (``training.optdigits``).
 Results: a markdown table on stdout, and ``robustness.json`` and ``robustness.png`` in the output
 folder.
 """
@@ -31,6 +31,8 @@ from .data import load_split
 from .evaluate import add_store_args, answers_of, preprocess_uploads, served_outputs, serving_heads
 from .optdigits import markdown as optdigits_markdown
 from .optdigits import optdigits_check
+from .pad_sizes import markdown as sizes_markdown
+from .pad_sizes import pad_sizes_check
 from .real_outliers import fashion_check
 from .real_outliers import markdown as fashion_markdown
 from .writing_styles import markdown as styles_markdown
@@ -56,6 +58,9 @@ def add_robustness_args(p: argparse.ArgumentParser, settings) -> None:
     p.add_argument("--per-style", type=int, default=100,
                    help="digits per writing style (training.writing_styles), 0 to skip; "
                         "default: 100")  # fmt: skip
+    p.add_argument("--per-size", type=int, default=30,
+                   help="digits of each class per height of writing on the pad (training.pad_sizes), "
+                        "0 to skip; default: 30")  # fmt: skip
     p.add_argument("--no-optdigits", action="store_true",
                    help="skip the optdigits check (scikit-learn's 8x8 digits by other writers)")  # fmt: skip
     p.add_argument("--out-dir", type=Path, default=Path("docs/robustness"),
@@ -204,11 +209,12 @@ def run_robustness(args: argparse.Namespace) -> dict:
     }  # fmt: skip
     fashion = None if args.no_fashion else fashion_check(heads, args.data_root, args.limit, args.seed)
     styles = writing_styles_check(heads, args.per_style, args.seed) if args.per_style else None
+    sizes = pad_sizes_check(heads, args.per_size, args.seed) if args.per_size else None
     optdigits = None if args.no_optdigits else optdigits_check(heads)
     result = {"limit": len(digits), "seed": args.seed, "models": models, "accuracy": acc,
               "not_a_digit": flagged, "refused": refused, "calibration": confidence, **summary,
               "fashion_mnist": fashion,
-              "writing_styles": styles, "optdigits": optdigits}  # fmt: skip
+              "writing_styles": styles, "pad_sizes": sizes, "optdigits": optdigits}  # fmt: skip
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / "robustness.json").write_text(json.dumps(result, indent=2) + "\n")
     plot(acc, models, args.out_dir / "robustness.png")
@@ -220,6 +226,9 @@ def run_robustness(args: argparse.Namespace) -> dict:
     if styles is not None:
         print(f"\nOther writers' styles, drawn like the page ({args.per_style} each):\n")
         print(styles_markdown(styles, models))
+    if sizes is not None:
+        print(f"\nDigits written small and large on the page's pad ({10 * args.per_size} per height):\n")
+        print(sizes_markdown(sizes, models))
     if optdigits is not None:
         print(f"\nReal digits by other writers, 8x8 (scikit-learn's {optdigits['digits']} optdigits):\n")
         print(optdigits_markdown(optdigits, models))

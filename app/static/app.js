@@ -37,6 +37,7 @@ const state = {
   reads: new Map(), // model name -> its last /read answer {data, rtt}
   selected: 0, // the digit whose probabilities and attention are shown
   file: null, // {name, image}: a picture this browser cannot show, sent to the models as it is
+  overhang: 0, // how far the pad's ink reaches past the picture sent's (pad heights): Pad.inkOverhang
 };
 
 // ---------------------------------------------------------------- status and banner
@@ -191,6 +192,7 @@ function predictNow() {
   state.controller = controller;
   const gen = ++state.generation;
   const image = state.file ? state.file.image : pad.toDataURL(280);
+  state.overhang = state.file ? 0 : pad.inkOverhang(); // of the picture sent, for its digits' boxes
   const current = () => gen === state.generation;
   const jobs = state.mode === "number" ? readJobs(image, gen, current, controller) : digitJobs(image, gen, current, controller);
   Promise.all(jobs).then((results) => {
@@ -284,8 +286,9 @@ function showBoxes(digits) {
   layer.replaceChildren();
   picker.replaceChildren();
   const [w, h] = [Math.round(280 * pad.aspect), 280]; // the picture that was sent
+  const grow = state.overhang * h; // its pen may be finer than the pad's: outline the ink shown
   digits.forEach((d, i) => {
-    const [x0, y0, x1, y1] = d.box;
+    const [x0, y0, x1, y1] = [d.box[0] - grow, d.box[1] - grow, d.box[2] + grow, d.box[3] + grow];
     const box = document.createElement("div");
     box.className = "digit-box";
     box.dataset.testid = `digit-box-${i}`;

@@ -9,6 +9,12 @@ const PAPER = "#ffffff";
 // Stroke width as a fraction of the pad side: a thick marker. A digit drawn over about two
 // thirds of the pad then has MNIST's stroke-to-height ratio after the server crops it to 20 px.
 const STROKE_FRACTION = 0.075;
+// The picture sent is drawn with a pen at most this share of the writing's height (its strokes'
+// centre lines, top to bottom), and never under MIN_PEN_FRACTION of the pad: a digit written in a
+// corner would otherwise reach the server as a blob of ink (MNIST's strokes are ~0.13 of it). The
+// pad shows the marker; the server thickens a thin pen, it cannot thin a thick one.
+const PEN_PER_HEIGHT = 0.15;
+const MIN_PEN_FRACTION = 0.01;
 const MIN_STEP = 0.004; // drop points closer than this (in pad units) to the previous one
 
 export class Pad extends EventTarget {
@@ -74,13 +80,34 @@ export class Pad extends EventTarget {
     this.#emit(true);
   }
 
-  /** PNG data URL of the pad rendered `size` pixels high (ink on paper), as wide as the pad. */
+  /** PNG data URL of the picture sent: the pad rendered `size` pixels high (ink on paper), as wide
+   * as the pad, its strokes drawn with the upload's pen (`uploadPen`). */
   toDataURL(size = 280) {
     const out = document.createElement("canvas");
     out.height = size;
     out.width = Math.round(size * this.aspect);
-    this.#render(out.getContext("2d"), out.width, out.height);
+    this.#render(out.getContext("2d"), out.width, out.height, this.uploadPen());
     return out.toDataURL("image/png");
+  }
+
+  /** The pen the picture sent is drawn with, as a share of the pad's height: the marker shown, or a
+   * finer one for small writing (PEN_PER_HEIGHT of its height). */
+  uploadPen() {
+    let top = Infinity;
+    let bottom = -Infinity;
+    for (const item of this.items) {
+      if (item.kind !== "stroke") continue;
+      for (const [, y] of item.points) [top, bottom] = [Math.min(top, y), Math.max(bottom, y)];
+    }
+    if (top > bottom) return STROKE_FRACTION; // no strokes: an image alone
+    const height = bottom - top;
+    return Math.min(STROKE_FRACTION, Math.max(MIN_PEN_FRACTION, PEN_PER_HEIGHT * height));
+  }
+
+  /** How far the ink shown reaches past the ink sent, as a share of the pad's height: what a box
+   * found on the picture sent grows by on each side to outline the writing on the pad. */
+  inkOverhang() {
+    return (STROKE_FRACTION - this.uploadPen()) / 2;
   }
 
   #emit(final) {
@@ -109,14 +136,14 @@ export class Pad extends EventTarget {
     if (!this.frame) this.frame = requestAnimationFrame(() => this.#redraw());
   }
 
-  #render(ctx, width, height) {
+  #render(ctx, width, height, pen = STROKE_FRACTION) {
     ctx.save();
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.fillStyle = PAPER;
     ctx.fillRect(0, 0, width, height);
     for (const item of this.items) {
       if (item.kind === "image") drawImageFit(ctx, item, width, height);
-      else drawStroke(ctx, item.points, width, height);
+      else drawStroke(ctx, item.points, width, height, pen);
     }
     ctx.restore();
   }
@@ -175,11 +202,12 @@ export class Pad extends EventTarget {
 }
 
 /** A stroke through the midpoints of its samples with quadratic curves: smooth, no overshoot.
- * The pen's width follows the pad's height, so a wide pad writes digits as thick as a square one. */
-function drawStroke(ctx, points, width, height) {
+ * The pen's width (`pen`) is a share of the pad's height, so a wide pad writes digits as thick as a
+ * square one. */
+function drawStroke(ctx, points, width, height, pen) {
   ctx.strokeStyle = INK;
   ctx.fillStyle = INK;
-  ctx.lineWidth = STROKE_FRACTION * height;
+  ctx.lineWidth = pen * height;
   ctx.lineCap = "round";
   ctx.lineJoin = "round";
   const p = points.map(([x, y]) => [x * width, y * height]);

@@ -164,6 +164,26 @@ def test_drawn_digit_is_read_by_every_model(page_session, service, digit):
         assert "server" in panel.locator(".latency-server").inner_text()
 
 
+@pytest.mark.parametrize("height", [0.12, 0.16])
+def test_a_small_digit_is_read_although_the_pen_is_thick_for_it(page_session, service, height):
+    """The pen is as wide as 7.5% of the pad: a digit drawn in a quarter of it would be a blob, read as
+    "not a digit". The picture sent draws the strokes with a pen fitted to the writing's height."""
+    from training.pen_numbers import digit_strokes
+
+    page = page_session.page
+    wrong = {}
+    for d in range(10):
+        page.get_by_test_id("clear").click()
+        left, top = 0.12 + 0.05 * (d % 4), 0.1 + 0.08 * (d % 5)  # here and there on the pad
+        draw(page, [[(left + height * x, top + height * y) for x, y in s] for s in digit_strokes(d)])
+        results = settle(page, service.names)
+        if not service.trained:
+            assert set(results.values()) <= DIGITS | {"?"}
+            continue
+        wrong.update({(d, n): shown for n, shown in results.items() if shown != str(d)})
+    assert not wrong, f"small digits misread ((digit, model): shown): {wrong}"
+
+
 def test_clear_undo_and_escape_reset_the_pad(page_session, service):
     page = page_session.page
     draw(page, STROKES["7"])
@@ -516,6 +536,36 @@ def test_whole_number_is_read_by_every_model_with_a_box_per_digit(page_session, 
     page.screenshot(path=str(artifacts_dir / "number-desktop.png"), animations="disabled")
     page.set_viewport_size({"width": 390, "height": 844})
     page.screenshot(path=str(artifacts_dir / "number-phone.png"), animations="disabled", full_page=True)
+
+
+def test_small_writing_is_read_and_each_box_outlines_the_ink_shown(page_session, service, artifacts_dir):
+    """A number written small on the wide pad is sent with a finer pen than the pad shows; its boxes,
+    found on the picture sent, still outline each digit's ink as drawn on the pad."""
+    from training.pen_numbers import digit_strokes
+
+    page = page_session.page
+    page.get_by_test_id("mode-number").check()
+    digits, height = (3, 5, 8), 0.2
+    strokes = [
+        [[(0.3 + 0.07 * k + height * x / 3, 0.4 + height * y) for x, y in s] for s in digit_strokes(d)]
+        for k, d in enumerate(digits)
+    ]  # x in units of the pad's width (3 heights)
+    draw(page, [s for digit in strokes for s in digit])
+    results = settle(page, service.names)
+    if service.trained:
+        assert all(r == "358" for r in results.values()), results
+    pad = page.get_by_test_id("pad").bounding_box()
+    half_pen = 0.075 * pad["height"] / 2
+    boxes = page.locator(".digit-box")
+    assert boxes.count() == len(digits)
+    for k, digit in enumerate(strokes):
+        xs = [pad["x"] + x * pad["width"] for s in digit for x, _ in s]
+        ys = [pad["y"] + y * pad["height"] for s in digit for _, y in s]
+        box = boxes.nth(k).bounding_box()
+        reach = half_pen - 4  # px of slack: the box's border, the pen's round caps on a sampled curve
+        assert box["x"] <= min(xs) - reach and box["x"] + box["width"] >= max(xs) + reach
+        assert box["y"] <= min(ys) - reach and box["y"] + box["height"] >= max(ys) + reach
+    page.get_by_test_id("pad").screenshot(path=str(artifacts_dir / "number-small.png"), animations="disabled")
 
 
 def test_digit_buttons_never_cover_each_other_on_a_phone(page_session, service, artifacts_dir):

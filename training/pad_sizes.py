@@ -1,0 +1,82 @@
+"""Digits written small and large on the page's square pad, as a check of the page's pen.
+
+The pad shows a marker 7.5% of its height wide whatever the size of the writing; a digit written in a
+quarter of the pad would reach the server as a blob, so the picture the page sends draws small writing
+with a finer pen (``training.drawn.upload_pen``, as app/static/pad.js). Per height of the writing (its
+strokes' centre lines, as a share of the pad's height): the share read right and the share called "not a
+digit", sent as the page sends it and, for comparison, drawn with the marker the pad shows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from model_store.serving import ServingHead
+
+from .drawn import DIGIT_STROKES, STROKE_FRACTION, Stroke, densify, jitter, png_bytes, render_strokes
+from .evaluate import preprocess_uploads, served_answers
+
+HEIGHTS = (0.12, 0.16, 0.2, 0.3, 0.45, 0.65)  # of the pad's height
+PENS = ("sent", "marker")  # the page's upload pen; the marker the pad shows (the page before it)
+
+
+def sized(strokes: list[Stroke], height: float, rng: np.random.Generator) -> list[Stroke]:
+    """``strokes`` scaled about their middle to ``height`` pad heights tall, somewhere on the pad with a
+    marker's width of paper round them."""
+    pts = np.concatenate([np.asarray(s) for s in strokes])
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    k = height / max(hi[1] - lo[1], 1e-6)
+    span = (hi - lo) * k
+    margin = STROKE_FRACTION
+    origin = [rng.uniform(margin, max(margin, 1.0 - margin - span[i])) for i in range(2)]
+    return [[(float(x), float(y)) for x, y in (np.asarray(s) - lo) * k + origin] for s in strokes]
+
+
+def size_uploads(height: float, per_digit: int, seed: int) -> dict[str, list[bytes]]:
+    """``per_digit`` hands of each digit ``height`` tall, as PNG uploads drawn with each of PENS."""
+    rng = np.random.default_rng([seed, round(1000 * height)])
+    out: dict[str, list[bytes]] = {pen: [] for pen in PENS}
+    for digit in range(10):
+        for _ in range(per_digit):
+            variants = DIGIT_STROKES[digit]
+            hand = jitter(variants[rng.integers(len(variants))], rng, scale=(1.0, 1.0))
+            if rng.random() < 0.5:
+                hand = [densify(s) for s in hand]
+            hand = sized(hand, height, rng)
+            out["sent"].append(png_bytes(render_strokes(hand)))
+            out["marker"].append(png_bytes(render_strokes(hand, stroke_fraction=STROKE_FRACTION)))
+    return out
+
+
+def pad_sizes_check(heads: dict[str, ServingHead], per_digit: int, seed: int) -> dict:
+    """Per height, pen and model: the share read right and the share called not a digit."""
+    labels = np.repeat(np.arange(10), per_digit)
+    result: dict = {"per_digit": per_digit, "seed": seed, "heights": {}}
+    for height in HEIGHTS:
+        row: dict = {}
+        for pen, uploads in size_uploads(height, per_digit, seed).items():
+            x, refused = preprocess_uploads(uploads, len(uploads))
+            row[pen] = {}
+            for m, head in heads.items():
+                classes, not_digit = served_answers(head, x)
+                row[pen][m] = {
+                    "read": float(((classes == labels) & ~refused).mean()),
+                    "not_a_digit": float((not_digit | refused).mean()),
+                }
+        result["heights"][str(height)] = row
+    return result
+
+
+def markdown(result: dict, models: list[str]) -> str:
+    cols = " | ".join(f"{m}: read / not a digit (with the marker)" for m in models)
+    rows = [f"| height of the writing | {cols} |", f"|---|{'---:|' * len(models)}"]
+    for height, row in result["heights"].items():
+        cells = " | ".join(
+            "{:.1%} / {:.1%} ({:.1%} / {:.1%})".format(
+                row["sent"][m]["read"], row["sent"][m]["not_a_digit"],
+                row["marker"][m]["read"], row["marker"][m]["not_a_digit"],
+            )
+            for m in models
+        )  # fmt: skip
+        rows.append(f"| {float(height):.0%} of the pad | {cells} |")
+    return "\n".join(rows)
