@@ -24,15 +24,19 @@ _NO_PIXEL_LIMIT = 10**8
 
 
 @lru_cache(maxsize=256)
-def _drawn(index: int, seed: int) -> np.ndarray:
+def _drawn(index: int, seed: int, pen: float | None) -> np.ndarray:
     """Digit ``index % 10``, drawn from its own generator: a longer list starts with a shorter one."""
-    png = png_bytes(drawn_digit(index % 10, np.random.default_rng([seed, index])))
+    png = png_bytes(drawn_digit(index % 10, np.random.default_rng([seed, index]), pen))
     return np.rint(preprocess_bytes(png, _NO_PIXEL_LIMIT) * 255).astype(np.uint8)
 
 
-def drawn_mnist_digits(count: int = 12, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """``count`` drawn digits, (count, 28, 28) uint8 MNIST-style, and their labels (0..9 in turn)."""
-    images = np.stack([_drawn(i, seed) for i in range(count)])  # a fresh array: callers may edit it
+def drawn_mnist_digits(
+    count: int = 12, seed: int = 0, pen: float | None = STROKE_FRACTION
+) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` drawn digits, (count, 28, 28) uint8 MNIST-style, and their labels (0..9 in turn). Drawn
+    with the pad's marker by default, as the page sent every drawing before it fitted its pen to small
+    writing (the tests' digits keep their pixels); ``pen=None``: as the page sends them now."""
+    images = np.stack([_drawn(i, seed, pen) for i in range(count)])  # a fresh array: callers may edit it
     return images, np.arange(count, dtype=np.int64) % 10
 
 

@@ -2,8 +2,8 @@
 
 The page (app/static/pad.js) keeps strokes as polylines in 0..1 pad coordinates, smooths them with
 quadratic curves through the midpoints, and uploads a 280x280 PNG: ink #111111 on white, round caps and
-joins, the line 0.075 of the side wide (the pad's marker) or, for small writing, 0.15 of its height
-(``upload_pen``). Here each digit has a few hand-written stroke templates;
+joins, the line 0.075 of the side wide (the pad's marker) or, for small writing, 0.15 of its tallest
+stroke's height (``upload_pen``). Here each digit has a few hand-written stroke templates;
 every sample is a template under a random affine (size, rotation, shear, position) with a little
 per-point jitter, rendered the same way and sent through the real upload preprocessing.
 """
@@ -159,9 +159,9 @@ def smooth_path(points: Stroke, size: float, step: float = 2.0) -> list[tuple[fl
 
 def upload_pen(strokes: list[Stroke], unit: float = 1.0) -> float:
     """pad.js's ``uploadPen``: the pen the page draws the picture it sends with, as a share of the pad's
-    height, for ``strokes`` whose y is in pad heights times ``unit`` (1: pad coordinates)."""
-    ys = [y for stroke in strokes for _, y in stroke]
-    height = (max(ys) - min(ys)) / unit
+    height, for ``strokes`` whose y is in pad heights times ``unit`` (1: pad coordinates): the marker, or
+    PEN_PER_HEIGHT of the tallest stroke's height when that is finer."""
+    height = max(max(y for _, y in s) - min(y for _, y in s) for s in strokes) / unit
     return min(STROKE_FRACTION, max(MIN_PEN_FRACTION, PEN_PER_HEIGHT * height))
 
 
@@ -235,18 +235,19 @@ def densify(stroke: Stroke, step: float = 0.012) -> Stroke:
     return out
 
 
-def drawn_digit(digit: int, rng: np.random.Generator) -> Image.Image:
-    """One template of ``digit``, jittered; half are densified (sharp corners), half stay curvy."""
+def drawn_digit(digit: int, rng: np.random.Generator, pen: float | None = None) -> Image.Image:
+    """One template of ``digit``, jittered; half are densified (sharp corners), half stay curvy; drawn
+    with ``pen`` (a share of the pad's height; default: the page's, ``upload_pen``)."""
     variants = DIGIT_STROKES[digit]
-    return drawn_hand(variants[rng.integers(len(variants))], rng)
+    return drawn_hand(variants[rng.integers(len(variants))], rng, pen)
 
 
-def drawn_hand(strokes: list[Stroke], rng: np.random.Generator) -> Image.Image:
+def drawn_hand(strokes: list[Stroke], rng: np.random.Generator, pen: float | None = None) -> Image.Image:
     """A template drawn by one hand: jittered; half are densified (sharp corners), half stay curvy."""
     hand = jitter(strokes, rng)
     if rng.random() < 0.5:
         hand = [densify(s) for s in hand]
-    return render_strokes(hand)
+    return render_strokes(hand, stroke_fraction=pen)
 
 
 def drawn_digits(per_class: int = 100, seed: int = 0) -> tuple[list[bytes], np.ndarray]:

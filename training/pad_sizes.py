@@ -1,22 +1,37 @@
-"""Digits written small and large on the page's square pad, as a check of the page's pen.
+"""Digits written small and large on the page's square pad, and numbers in two small lines on its wide
+pad, as a check of the page's pen.
 
 The pad shows a marker 7.5% of its height wide whatever the size of the writing; a digit written in a
 quarter of the pad would reach the server as a blob, so the picture the page sends draws small writing
 with a finer pen (``training.drawn.upload_pen``, as app/static/pad.js). Per height of the writing (its
-strokes' centre lines, as a share of the pad's height): the share read right and the share called "not a
-digit", sent as the page sends it and, for comparison, drawn with the marker the pad shows.
+strokes' centre lines, as a share of the pad's height): for digits, the share read right and the share
+called "not a digit"; for two lines of 2-4 digit numbers, the share read exactly (both lines); each sent as
+the page sends it and, for comparison, drawn with the marker the pad shows.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from PIL import Image
 
 from model_store.serving import ServingHead
 
-from .drawn import DIGIT_STROKES, STROKE_FRACTION, Stroke, densify, jitter, png_bytes, render_strokes
+from .drawn import (
+    DIGIT_STROKES,
+    STROKE_FRACTION,
+    Stroke,
+    densify,
+    jitter,
+    png_bytes,
+    render_strokes,
+    upload_pen,
+)
 from .evaluate import preprocess_uploads, served_answers
+from .pen_numbers import PAD_HEIGHT, PAD_WIDTH, draw_strokes, hand_digits, side_by_side
+from .read_eval import read, split_uploads
 
 HEIGHTS = (0.12, 0.16, 0.2, 0.3, 0.45, 0.65)  # of the pad's height
+LINE_HEIGHTS = (0.15, 0.22, 0.3)  # a line of two on the wide pad
 PENS = ("sent", "marker")  # the page's upload pen; the marker the pad shows (the page before it)
 
 
@@ -48,6 +63,28 @@ def size_uploads(height: float, per_digit: int, seed: int) -> dict[str, list[byt
     return out
 
 
+def two_line_uploads(height: float, count: int, seed: int) -> tuple[dict[str, list[bytes]], list[str]]:
+    """``count`` pairs of 2-4 digit numbers written in two lines ``height`` pad heights tall on the wide
+    pad, as PNG uploads drawn with each of PENS, and their texts (the lines joined by a newline)."""
+    rng = np.random.default_rng([seed, 1, round(1000 * height)])
+    out: dict[str, list[bytes]] = {pen: [] for pen in PENS}
+    texts = []
+    tall = height * PAD_HEIGHT
+    for _ in range(count):
+        lines = ["".join(map(str, rng.integers(0, 10, int(rng.integers(2, 5))))) for _ in range(2)]
+        top, left = rng.uniform(0.1, 0.2) * PAD_HEIGHT, rng.uniform(0.1, 0.3) * PAD_WIDTH
+        pixels: list[Stroke] = []
+        for k, text in enumerate(lines):
+            digits = hand_digits(text, rng)
+            gaps = [rng.uniform(0.15, 0.4) for _ in digits[1:]]
+            pixels += side_by_side(digits, gaps, left, top + k * tall * rng.uniform(1.4, 1.8), tall, rng)
+        for pen, width in (("sent", upload_pen(pixels, PAD_HEIGHT)), ("marker", STROKE_FRACTION)):
+            picture = draw_strokes(pixels, (PAD_WIDTH, PAD_HEIGHT), width * PAD_HEIGHT)
+            out[pen].append(png_bytes(Image.fromarray(picture)))
+        texts.append("\n".join(lines))
+    return out, texts
+
+
 def pad_sizes_check(heads: dict[str, ServingHead], per_digit: int, seed: int) -> dict:
     """Per height, pen and model: the share read right and the share called not a digit."""
     labels = np.repeat(np.arange(10), per_digit)
@@ -64,6 +101,15 @@ def pad_sizes_check(heads: dict[str, ServingHead], per_digit: int, seed: int) ->
                     "not_a_digit": float((not_digit | refused).mean()),
                 }
         result["heights"][str(height)] = row
+    result["two_lines"] = {}
+    for height in LINE_HEIGHTS:
+        uploads, texts = two_line_uploads(height, 2 * per_digit, seed)
+        result["two_lines"][str(height)] = {pen: {} for pen in PENS}
+        for pen, pictures in uploads.items():
+            pieces = split_uploads(pictures)
+            for m, head in heads.items():
+                hits = [got == want for got, want in zip(read(head, pieces), texts, strict=True)]
+                result["two_lines"][str(height)][pen][m] = float(np.mean(hits))
     return result
 
 
@@ -78,5 +124,10 @@ def markdown(result: dict, models: list[str]) -> str:
             )
             for m in models
         )  # fmt: skip
+        rows.append(f"| {float(height):.0%} of the pad | {cells} |")
+    heads = " | ".join(f"{m}: read exactly (with the marker)" for m in models)
+    rows += ["", f"| two lines, each | {heads} |", f"|---|{'---:|' * len(models)}"]
+    for height, row in result["two_lines"].items():
+        cells = " | ".join(f"{row['sent'][m]:.1%} ({row['marker'][m]:.1%})" for m in models)
         rows.append(f"| {float(height):.0%} of the pad | {cells} |")
     return "\n".join(rows)

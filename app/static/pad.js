@@ -9,10 +9,11 @@ const PAPER = "#ffffff";
 // Stroke width as a fraction of the pad side: a thick marker. A digit drawn over about two
 // thirds of the pad then has MNIST's stroke-to-height ratio after the server crops it to 20 px.
 const STROKE_FRACTION = 0.075;
-// The picture sent is drawn with a pen at most this share of the writing's height (its strokes'
-// centre lines, top to bottom), and never under MIN_PEN_FRACTION of the pad: a digit written in a
-// corner would otherwise reach the server as a blob of ink (MNIST's strokes are ~0.13 of it). The
-// pad shows the marker; the server thickens a thin pen, it cannot thin a thick one.
+// The picture sent is drawn with a pen at most this share of the writing's height (its tallest
+// stroke's centre line, top to bottom: a digit's height, on one line or several), and never under
+// MIN_PEN_FRACTION of the pad: a digit written in a corner would otherwise reach the server as a blob
+// of ink (MNIST's strokes are ~0.13 of its height). The pad shows the marker; the server thickens a
+// thin pen, it cannot thin a thick one.
 const PEN_PER_HEIGHT = 0.15;
 const MIN_PEN_FRACTION = 0.01;
 const MIN_STEP = 0.004; // drop points closer than this (in pad units) to the previous one
@@ -91,16 +92,16 @@ export class Pad extends EventTarget {
   }
 
   /** The pen the picture sent is drawn with, as a share of the pad's height: the marker shown, or a
-   * finer one for small writing (PEN_PER_HEIGHT of its height). */
+   * finer one for small writing (PEN_PER_HEIGHT of its tallest stroke's height). */
   uploadPen() {
-    let top = Infinity;
-    let bottom = -Infinity;
-    for (const item of this.items) {
-      if (item.kind !== "stroke") continue;
-      for (const [, y] of item.points) [top, bottom] = [Math.min(top, y), Math.max(bottom, y)];
+    const strokes = this.items.filter((it) => it.kind === "stroke");
+    if (strokes.length === 0) return STROKE_FRACTION; // an image alone
+    let height = 0;
+    for (const { points } of strokes) {
+      let [top, bottom] = [Infinity, -Infinity];
+      for (const [, y] of points) [top, bottom] = [Math.min(top, y), Math.max(bottom, y)];
+      height = Math.max(height, bottom - top);
     }
-    if (top > bottom) return STROKE_FRACTION; // no strokes: an image alone
-    const height = bottom - top;
     return Math.min(STROKE_FRACTION, Math.max(MIN_PEN_FRACTION, PEN_PER_HEIGHT * height));
   }
 

@@ -568,6 +568,23 @@ def test_small_writing_is_read_and_each_box_outlines_the_ink_shown(page_session,
     page.get_by_test_id("pad").screenshot(path=str(artifacts_dir / "number-small.png"), animations="disabled")
 
 
+def test_two_small_lines_are_read_as_written(page_session, service):
+    """Two lines of small digits: the pen sent is fitted to a line's height, not to both lines'."""
+    from training.pen_numbers import digit_strokes
+
+    page = page_session.page
+    page.get_by_test_id("mode-number").check()
+    height = 0.16
+    for line, (top, digits) in enumerate(((0.15, (4, 7)), (0.55, (2, 9)))):
+        for k, d in enumerate(digits):
+            left = 0.35 + 0.06 * k + 0.02 * line
+            draw(page, [[(left + height * x / 3, top + height * y) for x, y in s] for s in digit_strokes(d)])
+    results = settle(page, service.names)
+    if service.trained:
+        assert all(r == "4729" for r in results.values()), results  # the lines shown one after the other
+    assert page.locator(".digit-box").count() == 4
+
+
 def test_digit_buttons_never_cover_each_other_on_a_phone(page_session, service, artifacts_dir):
     """Six 1s written close together on a phone: their centres lie closer than a button is wide. Each
     digit still gets its own button, none covering another nor leaving the pad's width, in the

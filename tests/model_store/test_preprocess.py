@@ -511,6 +511,20 @@ def test_a_digit_written_up_to_the_sheets_edge_keeps_its_strokes(digits, gap):
     assert np.median(scores) > 0.9 and min(scores) > 0.85, np.round(scores, 3)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limit: a stroke as fine as MNIST's, 4 px from the table and "
+    "blurred, is lighter than the table's edge and goes with it (one digit of 12)",
+)
+def test_a_fine_stroke_written_against_the_sheets_edge_keeps_its_strokes():
+    """As above, the digits drawn with the page's pen for small writing (about MNIST's stroke, finer
+    than the marker's) and written 4 px from the sheet's edge."""
+    images, _ = drawn_mnist_digits(12, pen=None)
+    pairs = [written_up_to_the_tables_edge(u8, 4, seed) for seed, u8 in enumerate(images)]
+    scores = [similarity(*map(prep, pair)) for pair in pairs]
+    assert min(scores) > 0.85, np.round(scores, 3)
+
+
 def sheet_on_a_pale_desk(
     u8: np.ndarray, seed: int, desk: float | None, shadow: float = 0.0, falloff: float = 0.15
 ) -> bytes:

@@ -25,6 +25,8 @@ def test_large_writing_is_sent_with_the_marker_small_writing_with_a_finer_pen():
     assert upload_pen([[(0.5, 0.1), (0.5, 0.8)]]) == STROKE_FRACTION
     assert upload_pen([[(0.5, 0.1), (0.5, 0.3)], [(0.4, 0.2), (0.6, 0.2)]]) == pytest.approx(0.15 * 0.2)
     assert upload_pen([[(0.2, 0.5), (0.8, 0.51)]]) == MIN_PEN_FRACTION  # a dash: never a hairline
+    two_lines = [[(0.2, 0.1), (0.2, 0.3)], [(0.4, 0.1), (0.4, 0.3)], [(0.2, 0.5), (0.2, 0.7)]]
+    assert upload_pen(two_lines) == pytest.approx(0.15 * 0.2)  # a digit's height, not the two lines'
     assert upload_pen([[(10.0, 28.0), (10.0, 84.0)]], unit=280) == pytest.approx(0.15 * 0.2)  # pixels
 
 

@@ -13,7 +13,15 @@ from PIL import Image
 
 from model_store.serving import ServingHead
 from training.evaluate import serving_heads
-from training.pad_sizes import HEIGHTS, PENS, markdown, pad_sizes_check, size_uploads
+from training.pad_sizes import (
+    HEIGHTS,
+    LINE_HEIGHTS,
+    PENS,
+    markdown,
+    pad_sizes_check,
+    size_uploads,
+    two_line_uploads,
+)
 
 
 def _ink_rows(png: bytes) -> int:
@@ -33,6 +41,16 @@ def test_uploads_are_seeded_and_as_tall_as_asked() -> None:
         assert 13 <= _ink_rows(marker) - _ink_rows(sent) <= 19
 
 
+def test_two_line_uploads_are_seeded_numbers_on_the_wide_pad() -> None:
+    uploads, texts = two_line_uploads(0.15, 3, seed=0)
+    assert set(uploads) == set(PENS) and all(len(v) == 3 for v in uploads.values())
+    assert (uploads, texts) == two_line_uploads(0.15, 3, seed=0)
+    for text in texts:
+        lines = text.split("\n")
+        assert len(lines) == 2 and all(2 <= len(line) <= 4 and line.isdigit() for line in lines)
+    assert Image.open(io.BytesIO(uploads["sent"][0])).size == (840, 280)
+
+
 @pytest.fixture(scope="module")
 def shipped_heads(shipped_store: Path) -> dict[str, ServingHead]:
     return serving_heads(argparse.Namespace(models=["cnn-mnist", "vit-mnist"], store_dir=shipped_store))
@@ -47,5 +65,9 @@ def test_shipped_models_read_small_writing_sent_as_the_page_sends_it(shipped_hea
             assert row["sent"][model]["not_a_digit"] <= 0.03, (height, model, row)
     smallest = result["heights"][str(HEIGHTS[0])]["marker"]
     assert all(smallest[m]["not_a_digit"] >= 0.5 for m in shipped_heads), smallest  # why the pen is finer
+    assert list(result["two_lines"]) == [str(h) for h in LINE_HEIGHTS]
+    for height, row in result["two_lines"].items():
+        assert all(row["sent"][m] >= 0.9 for m in shipped_heads), (height, row)
+    assert all(result["two_lines"][str(LINE_HEIGHTS[0])]["marker"][m] <= 0.5 for m in shipped_heads)
     table = markdown(result, list(shipped_heads))
-    assert table.count("\n") == len(HEIGHTS) + 1 and "| 12% of the pad |" in table
+    assert table.count("\n") == len(HEIGHTS) + len(LINE_HEIGHTS) + 4 and "| 12% of the pad |" in table
