@@ -36,8 +36,8 @@ PENS = ("sent", "marker")  # the page's upload pen; the marker the pad shows (th
 
 
 def sized(strokes: list[Stroke], height: float, rng: np.random.Generator) -> list[Stroke]:
-    """``strokes`` scaled about their middle to ``height`` pad heights tall, somewhere on the pad with a
-    marker's width of paper round them."""
+    """``strokes`` scaled to ``height`` pad heights tall and put anywhere on the square pad with at least
+    a marker's width of paper round them."""
     pts = np.concatenate([np.asarray(s) for s in strokes])
     lo, hi = pts.min(axis=0), pts.max(axis=0)
     k = height / max(hi[1] - lo[1], 1e-6)
@@ -86,7 +86,8 @@ def two_line_uploads(height: float, count: int, seed: int) -> tuple[dict[str, li
 
 
 def pad_sizes_check(heads: dict[str, ServingHead], per_digit: int, seed: int) -> dict:
-    """Per height, pen and model: the share read right and the share called not a digit."""
+    """Per height, pen and model: of the digits, the share read right and the share called not a digit
+    (or refused as empty); of the two-line numbers (2 * ``per_digit`` per height), the share read exactly."""
     labels = np.repeat(np.arange(10), per_digit)
     result: dict = {"per_digit": per_digit, "seed": seed, "heights": {}}
     for height in HEIGHTS:
@@ -125,8 +126,8 @@ def markdown(result: dict, models: list[str]) -> str:
             for m in models
         )  # fmt: skip
         rows.append(f"| {float(height):.0%} of the pad | {cells} |")
-    heads = " | ".join(f"{m}: read exactly (with the marker)" for m in models)
-    rows += ["", f"| two lines, each | {heads} |", f"|---|{'---:|' * len(models)}"]
+    cols = " | ".join(f"{m}: read exactly (with the marker)" for m in models)
+    rows += ["", f"| two lines, each | {cols} |", f"|---|{'---:|' * len(models)}"]
     for height, row in result["two_lines"].items():
         cells = " | ".join(f"{row['sent'][m]:.1%} ({row['marker'][m]:.1%})" for m in models)
         rows.append(f"| {float(height):.0%} of the pad | {cells} |")
