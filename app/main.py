@@ -28,6 +28,7 @@ from .openapi import install_openapi
 from .routes import attention, health, metrics, models, page, read, v2
 from .runtime import Runtime
 from .settings import Settings, get_settings
+from .slashes import TrailingSlashMiddleware
 
 log = logging.getLogger("app")
 DOCS_ASSETS = "/docs-assets"
@@ -87,7 +88,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_openapi(app)
 
     # Added last = outermost: request IDs and metrics see every response, CORS decorates the 413s too;
-    # HEAD, innermost, reaches the routes as GET.
+    # HEAD reaches the routes as GET, and a path with a trailing slash as the route without it.
+    app.add_middleware(TrailingSlashMiddleware)
     app.add_middleware(HeadAsGetMiddleware)
     app.add_middleware(
         BodyLimitMiddleware, max_bytes=settings.max_body_bytes, idle_timeout_s=settings.body_idle_timeout_s,

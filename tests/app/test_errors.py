@@ -293,6 +293,19 @@ def test_head_answers_as_get_without_a_body(client, path):
     assert f'method="HEAD",route="{route}",status="200"' in client.get("/metrics").text
 
 
+def test_a_trailing_slash_is_answered_as_the_route_without_it(client):
+    """Not FastAPI's empty 307 (curl shows nothing, httpx does not follow it): the answer itself."""
+    upload = {"files": {"file": ("digit.png", png_bytes(255 - drawn_mnist_digits(1)[0][0]), "image/png")}}
+    plain = client.post(PREDICT, **upload)
+    slashed = client.post(PREDICT + "/", **upload, follow_redirects=False)
+    assert slashed.status_code == plain.status_code == 200
+    assert slashed.json()["probabilities"] == plain.json()["probabilities"]
+    assert client.get(f"/v2/models/{VIT}/", follow_redirects=False).json()["name"] == VIT
+    assert client.get("/nope/").status_code == 404 and client.get("/").status_code == 200
+    metrics = client.get("/metrics/", follow_redirects=False).text  # counted under the route's template
+    assert 'method="GET",route="/v2/models/{name}",status="200"' in metrics and 'status="307"' not in metrics
+
+
 def test_head_on_a_post_route_is_405_saying_post(client):
     r = client.head(PREDICT)
     assert r.status_code == 405 and r.headers["allow"] == "POST" and r.content == b""
