@@ -19,8 +19,8 @@ from starlette.requests import ClientDisconnect
 
 from . import __version__
 from .access import RequestIdMiddleware
+from .aliases import AliasesMiddleware
 from .errors import ClientDisconnected, install_error_handlers
-from .head import HeadAsGetMiddleware
 from .limits import BodyLimitMiddleware
 from .logs import LogFormat, handler
 from .metrics import Metrics, MetricsMiddleware
@@ -28,7 +28,6 @@ from .openapi import install_openapi
 from .routes import attention, health, metrics, models, page, read, v2
 from .runtime import Runtime
 from .settings import Settings, get_settings
-from .slashes import TrailingSlashMiddleware
 
 log = logging.getLogger("app")
 DOCS_ASSETS = "/docs-assets"
@@ -89,8 +88,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     # Added last = outermost: request IDs and metrics see every response, CORS decorates the 413s too;
     # HEAD reaches the routes as GET, and a path with a trailing slash as the route without it.
-    app.add_middleware(TrailingSlashMiddleware)
-    app.add_middleware(HeadAsGetMiddleware)
+    app.add_middleware(AliasesMiddleware)
     app.add_middleware(
         BodyLimitMiddleware, max_bytes=settings.max_body_bytes, idle_timeout_s=settings.body_idle_timeout_s,
         max_bytes_in_flight=settings.max_body_bytes_in_flight, held_gauge=runtime.metrics.body_bytes,

@@ -49,15 +49,16 @@ def _model(v: Samples, name: str) -> dict[str, Any]:
     def total(sample: str) -> float:
         return v[sample, name, ""]
 
+    passes = "vit_digits_batch_executions_total"
+
     def batch(size: str) -> dict[str, Any]:
-        count = v["vit_digits_batch_executions_total", name, size]
+        count = v[passes, name, size]
         infer = duration(count, v["vit_digits_batch_compute_seconds_total", name, size])
         return {"batch_size": int(size), "compute_input": duration(count, 0), "compute_infer": infer,
                 "compute_output": duration(count, 0)}  # fmt: skip
 
     computed = total("vit_digits_queue_seconds_count")
     zero = duration(0, 0)
-    passes = "vit_digits_batch_executions_total"
     sizes = sorted((size for sample, model, size in v if sample == passes and model == name), key=int)
     return {
         "name": name,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import math
+from typing import Any
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -243,11 +244,15 @@ def drawn_digit(digit: int, rng: np.random.Generator, pen: float | None = None) 
 
 
 def drawn_hand(strokes: list[Stroke], rng: np.random.Generator, pen: float | None = None) -> Image.Image:
-    """A template drawn by one hand: jittered; half are densified (sharp corners), half stay curvy."""
-    hand = jitter(strokes, rng)
-    if rng.random() < 0.5:
-        hand = [densify(s) for s in hand]
-    return render_strokes(hand, stroke_fraction=pen)
+    """A template drawn by one hand (``hand``)."""
+    return render_strokes(hand(strokes, rng), stroke_fraction=pen)
+
+
+def hand(strokes: list[Stroke], rng: np.random.Generator, **affine: Any) -> list[Stroke]:
+    """A template as one hand writes it: jittered (``affine``: ``jitter``'s options); half are
+    densified (sharp corners), half stay curvy."""
+    out = jitter(strokes, rng, **affine)
+    return [densify(s) for s in out] if rng.random() < 0.5 else out
 
 
 def drawn_digits(per_class: int = 100, seed: int = 0) -> tuple[list[bytes], np.ndarray]:

@@ -16,18 +16,9 @@ from PIL import Image
 
 from model_store.serving import ServingHead
 
-from .drawn import (
-    DIGIT_STROKES,
-    STROKE_FRACTION,
-    Stroke,
-    densify,
-    jitter,
-    png_bytes,
-    render_strokes,
-    upload_pen,
-)
+from .drawn import DIGIT_STROKES, STROKE_FRACTION, Stroke, hand, png_bytes, render_strokes
 from .evaluate import preprocess_uploads, served_answers
-from .pen_numbers import PAD_HEIGHT, PAD_WIDTH, draw_strokes, hand_digits, side_by_side
+from .pen_numbers import PAD_HEIGHT, PAD_WIDTH, as_sent, draw_strokes, hand_digits, side_by_side
 from .read_eval import read, split_uploads
 
 HEIGHTS = (0.12, 0.16, 0.2, 0.3, 0.45, 0.65)  # of the pad's height
@@ -54,12 +45,9 @@ def size_uploads(height: float, per_digit: int, seed: int) -> dict[str, list[byt
     for digit in range(10):
         for _ in range(per_digit):
             variants = DIGIT_STROKES[digit]
-            hand = jitter(variants[rng.integers(len(variants))], rng, scale=(1.0, 1.0))
-            if rng.random() < 0.5:
-                hand = [densify(s) for s in hand]
-            hand = sized(hand, height, rng)
-            out["sent"].append(png_bytes(render_strokes(hand)))
-            out["marker"].append(png_bytes(render_strokes(hand, stroke_fraction=STROKE_FRACTION)))
+            strokes = sized(hand(variants[rng.integers(len(variants))], rng, scale=(1.0, 1.0)), height, rng)
+            out["sent"].append(png_bytes(render_strokes(strokes)))
+            out["marker"].append(png_bytes(render_strokes(strokes, stroke_fraction=STROKE_FRACTION)))
     return out
 
 
@@ -78,9 +66,9 @@ def two_line_uploads(height: float, count: int, seed: int) -> tuple[dict[str, li
             digits = hand_digits(text, rng)
             gaps = [rng.uniform(0.15, 0.4) for _ in digits[1:]]
             pixels += side_by_side(digits, gaps, left, top + k * tall * rng.uniform(1.4, 1.8), tall, rng)
-        for pen, width in (("sent", upload_pen(pixels, PAD_HEIGHT)), ("marker", STROKE_FRACTION)):
-            picture = draw_strokes(pixels, (PAD_WIDTH, PAD_HEIGHT), width * PAD_HEIGHT)
-            out[pen].append(png_bytes(Image.fromarray(picture)))
+        out["sent"].append(png_bytes(Image.fromarray(as_sent(pixels))))
+        marker = draw_strokes(pixels, (PAD_WIDTH, PAD_HEIGHT), STROKE_FRACTION * PAD_HEIGHT)
+        out["marker"].append(png_bytes(Image.fromarray(marker)))
         texts.append("\n".join(lines))
     return out, texts
 

@@ -93,6 +93,11 @@ def draw_strokes(
     return np.asarray(draw_paths(paths, size, width, k, ink=0))
 
 
+def as_sent(pixels: list[Stroke]) -> np.ndarray:
+    """Pixel strokes on the wide pad as the page sends them: drawn with its upload pen."""
+    return draw_strokes(pixels, (PAD_WIDTH, PAD_HEIGHT), upload_pen(pixels, PAD_HEIGHT) * PAD_HEIGHT)
+
+
 def stroke_number(text: str, rng: np.random.Generator, touching: bool = False) -> np.ndarray:
     """A number written with the pen on the wide pad, as pixels."""
     width = STROKE_FRACTION * PAD_HEIGHT
@@ -108,7 +113,7 @@ def stroke_number(text: str, rng: np.random.Generator, touching: bool = False) -
     left = rng.uniform(1.2 * width, PAD_WIDTH - total * height - 1.2 * width)
     top = rng.uniform(1.2 * width, PAD_HEIGHT - height - 1.2 * width)
     pixels = side_by_side(digits, gaps, left, top, height, rng)
-    return draw_strokes(pixels, (PAD_WIDTH, PAD_HEIGHT), upload_pen(pixels, PAD_HEIGHT) * PAD_HEIGHT)
+    return as_sent(pixels)
 
 
 def hand_digits(text: str, rng: np.random.Generator) -> list[list[Stroke]]:
@@ -151,7 +156,7 @@ def marked_number(text: str, rng: np.random.Generator) -> np.ndarray:
     left = rng.uniform(1.2 * width, PAD_WIDTH - total * height - 1.2 * width)
     top = rng.uniform(1.2 * width, PAD_HEIGHT - 1.25 * height - 1.2 * width)  # room for a comma's tail
     pixels = side_by_side(glyphs, gaps, left, top, height, rng)
-    return draw_strokes(pixels, (PAD_WIDTH, PAD_HEIGHT), upload_pen(pixels, PAD_HEIGHT) * PAD_HEIGHT)
+    return as_sent(pixels)
 
 
 def side_by_side(

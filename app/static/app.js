@@ -37,7 +37,7 @@ const state = {
   reads: new Map(), // model name -> its last /read answer {data, rtt}
   selected: 0, // the digit whose probabilities and attention are shown
   file: null, // {name, image}: a picture this browser cannot show, sent to the models as it is
-  overhang: 0, // how far the pad's ink reaches past the picture sent's (pad heights): Pad.inkOverhang
+  overhang: 0, // how far the pad's ink reaches past the picture sent's (pad heights): Pad.upload
 };
 
 // ---------------------------------------------------------------- status and banner
@@ -191,8 +191,9 @@ function predictNow() {
   const controller = new AbortController();
   state.controller = controller;
   const gen = ++state.generation;
-  const image = state.file ? state.file.image : pad.toDataURL(280);
-  state.overhang = state.file ? 0 : pad.inkOverhang(); // of the picture sent, for its digits' boxes
+  const sent = state.file ? { image: state.file.image, overhang: 0 } : pad.upload(280);
+  const image = sent.image;
+  state.overhang = sent.overhang; // of the picture sent, for its digits' boxes
   const current = () => gen === state.generation;
   const jobs = state.mode === "number" ? readJobs(image, gen, current, controller) : digitJobs(image, gen, current, controller);
   Promise.all(jobs).then((results) => {

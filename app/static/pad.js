@@ -81,14 +81,17 @@ export class Pad extends EventTarget {
     this.#emit(true);
   }
 
-  /** PNG data URL of the picture sent: the pad rendered `size` pixels high (ink on paper), as wide
-   * as the pad, its strokes drawn with the upload's pen (`uploadPen`). */
-  toDataURL(size = 280) {
+  /** The picture sent: `image`, a PNG data URL of the pad rendered `size` pixels high (ink on paper),
+   * as wide as the pad, its strokes drawn with the upload's pen (`uploadPen`); and `overhang`, how far
+   * the ink shown reaches past that ink, as a share of the pad's height: what a box found on the
+   * picture grows by on each side to outline the writing on the pad. */
+  upload(size = 280) {
+    const pen = this.uploadPen();
     const out = document.createElement("canvas");
     out.height = size;
     out.width = Math.round(size * this.aspect);
-    this.#render(out.getContext("2d"), out.width, out.height, this.uploadPen());
-    return out.toDataURL("image/png");
+    this.#render(out.getContext("2d"), out.width, out.height, pen);
+    return { image: out.toDataURL("image/png"), overhang: (STROKE_FRACTION - pen) / 2 };
   }
 
   /** The pen the picture sent is drawn with, as a share of the pad's height: the marker shown, or a
@@ -103,12 +106,6 @@ export class Pad extends EventTarget {
       height = Math.max(height, bottom - top);
     }
     return Math.min(STROKE_FRACTION, Math.max(MIN_PEN_FRACTION, PEN_PER_HEIGHT * height));
-  }
-
-  /** How far the ink shown reaches past the ink sent, as a share of the pad's height: what a box
-   * found on the picture sent grows by on each side to outline the writing on the pad. */
-  inkOverhang() {
-    return (STROKE_FRACTION - this.uploadPen()) / 2;
   }
 
   #emit(final) {
