@@ -127,13 +127,12 @@ export class ModelPanel {
     this.setResult({ ...chosen, timing: data.timing }, rtt, generation);
     // The digits and the marks between them (12.5, -42, 12:30), line by line, left to right.
     const glyph = (item, text) => ({ line: item.line, x: (item.box[0] + item.box[2]) / 2, text });
-    const text = [
+    // A number written in two lines is shown in two, as the API's `text` has it.
+    const glyphs = [
       ...digits.map((d) => glyph(d, d.is_digit === false ? "?" : d.label)),
       ...(data.marks || []).map((m) => glyph(m, m.mark)),
-    ]
-      .sort((a, b) => a.line - b.line || a.x - b.x)
-      .map((g) => g.text)
-      .join("");
+    ].sort((a, b) => a.line - b.line || a.x - b.x);
+    const text = glyphs.map((g, i) => (i > 0 && g.line !== glyphs[i - 1].line ? "\n" : "") + g.text).join("");
     this.digit.textContent = text;
     this.digit.dataset.long = String(text.length > 2);
     this.digit.setAttribute("aria-label", `${this.name} reads`);

@@ -568,8 +568,9 @@ def test_small_writing_is_read_and_each_box_outlines_the_ink_shown(page_session,
     page.get_by_test_id("pad").screenshot(path=str(artifacts_dir / "number-small.png"), animations="disabled")
 
 
-def test_two_small_lines_are_read_as_written(page_session, service):
-    """Two lines of small digits: the pen sent is fitted to a line's height, not to both lines'."""
+def test_two_small_lines_are_read_as_written(page_session, service, artifacts_dir):
+    """Two lines of small digits: the pen sent is fitted to a line's height, not to both lines'; the
+    panels show the number in two lines, as written."""
     from training.pen_numbers import digit_strokes
 
     page = page_session.page
@@ -581,8 +582,13 @@ def test_two_small_lines_are_read_as_written(page_session, service):
             draw(page, [[(left + height * x / 3, top + height * y) for x, y in s] for s in digit_strokes(d)])
     results = settle(page, service.names)
     if service.trained:
-        assert all(r == "4729" for r in results.values()), results  # the lines shown one after the other
+        assert all(r == "47\n29" for r in results.values()), results  # two lines shown as two
     assert page.locator(".digit-box").count() == 4
+    for name in service.names:  # the panel grows to hold both lines, neither clipped
+        shown = page.get_by_test_id(f"prediction-{name}")
+        assert shown.evaluate("e => e.scrollHeight <= e.clientHeight && e.scrollWidth <= e.clientWidth")
+    shot = artifacts_dir / "number-two-lines.png"
+    page.locator(".models").screenshot(path=str(shot), animations="disabled")
 
 
 def test_digit_buttons_never_cover_each_other_on_a_phone(page_session, service, artifacts_dir):
