@@ -41,7 +41,7 @@ SHORT_FROM = 0.9
 CLASS_WIDTH = (0.9, 0.4, 0.95, 0.8, 0.8, 0.95, 0.7, 0.8, 0.75, 0.7)
 # The terms of a candidate's score; each is a reward (a penalty is a negative term).
 TERMS = ("rules", "wide", "wider", "wide_for_class", "short", "cut", "hole", "not_a_digit", "unlike",
-         "atypical", "per_digit", "confidence")  # fmt: skip
+         "atypical", "split", "per_digit", "confidence")  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +49,7 @@ class Weights:
     """A weight per term of a candidate's score, and the score of leaving a piece out of the
     reading. Fitted by ``python -m training fit-reader`` (an averaged structured perceptron on seed 1
     of ``training.numbers`` with MNIST's training digits, both shipped models; ``python -m training
-    read-eval`` reports seed 0, with its test digits)."""
+    read-eval`` reports seed 0, with its test digits); ``split``, added later, alone (``--only split``)."""
 
     rules: float = 0.129  # the rules of model_store.segment made the same digit
     wide: float = 5.32  # per line height wider than WIDE_FROM[0] ...
@@ -61,6 +61,7 @@ class Weights:
     not_a_digit: float = 0.249  # the digit score is under the model's threshold ...
     unlike: float = 1.24  # ... and per threshold's worth of score under it
     atypical: float = 2.1  # its digit score's shortfall from its line's best (``shortfall``)
+    split: float = 5.0  # both halves of some split of it are more digit-like than it (``halves_ahead``)
     per_digit: float = -1.12  # every digit read: balances merging pieces against splitting them
     confidence: float = 1.0  # the log of the top probability
     skip: float = -4.0  # a piece left out of the reading (a speck, a slip of the pen)
@@ -91,6 +92,7 @@ def terms(cands: Candidates, outputs: np.ndarray | None, threshold: float | None
             cols["not_a_digit"] = -(under > 0.0).astype(np.float64)
             cols["unlike"] = -under
             cols["atypical"] = -shortfall(digit_score, threshold, np.array([s[0] for s in cands.spans]))
+            cols["split"] = -halves_ahead(digit_score, threshold, cands.spans)
     return np.stack([cols.get(t, np.zeros_like(width)) for t in TERMS], axis=1)
 
 
@@ -107,6 +109,29 @@ def shortfall(score: np.ndarray, threshold: float, lines: np.ndarray) -> np.ndar
     margin = best[lines] - threshold
     share = (score - threshold) / np.where(margin > 0, margin, 1.0)
     return np.where(margin > 0, 1.0 - np.clip(share, 0.0, 1.0), 0.0)
+
+
+def halves_ahead(score: np.ndarray, threshold: float, spans: list[tuple[int, int, int]]) -> np.ndarray:
+    """(n,) 0..1 per candidate of two pieces or more: how far the less digit-like half of its best split
+    into two candidates scores above it, as a share of its line's best margin over the threshold (0 when
+    no split has both halves over the threshold). A 9 with a 1 run into its tail still reads "9", but
+    the 9 alone and the 1 alone are each more of a digit than the two together; a 4 written in two
+    strokes is not, as its strokes alone are no digits."""
+    index = {span: k for k, span in enumerate(spans)}
+    lines = np.array([s[0] for s in spans])
+    best = np.full(int(lines.max(initial=-1)) + 1, -np.inf)
+    np.maximum.at(best, lines, score)
+    out = np.zeros(len(spans))
+    for k, (line, start, end) in enumerate(spans):
+        margin = best[line] - threshold
+        if margin <= 0:  # no candidate of the line is a digit: none stands out
+            continue
+        for middle in range(start + 1, end):
+            left, right = index.get((line, start, middle)), index.get((line, middle, end))
+            if left is not None and right is not None and min(score[left], score[right]) >= threshold:
+                ahead = (min(score[left], score[right]) - score[k]) / margin
+                out[k] = max(out[k], float(np.clip(ahead, 0.0, 1.0)))
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from PIL import Image, ImageDraw, ImageFont
 from model_store import pieces as pieces_module
 from model_store import segment as segment_module
 from model_store.preprocess import NoInk, ink_to_mnist, to_mnist
-from model_store.reading import WEIGHTS, candidates, choose, shortfall
+from model_store.reading import WEIGHTS, candidates, choose, halves_ahead, shortfall
 from model_store.segment import TooManyDigits, read_page, segment
 from testkit.digits import HEIGHT, number_cropped_flush, rows_for, similarity, write
 from training.numbers import FONT_DIR, make_family
@@ -227,8 +227,32 @@ def test_two_digits_fitted_as_one_lose_to_the_pair_when_the_digit_score_doubts_t
     assert [spans[k] for k in choose(cands, rows, threshold=0.0)] == [(0, 2)]  # both look typical
     rows[merged, 10] = 3.0  # still a digit (over the threshold), but a far less typical one
     assert [spans[k] for k in choose(cands, rows, threshold=0.0)] == [(0, 1), (1, 2)]
-    no_term = dataclasses.replace(WEIGHTS, atypical=0.0)
+    atypical_alone = dataclasses.replace(WEIGHTS, split=0.0)  # far less typical: this term suffices
+    assert [spans[k] for k in choose(cands, rows, threshold=0.0, weights=atypical_alone)] == [(0, 1), (1, 2)]
+    neither = dataclasses.replace(WEIGHTS, atypical=0.0, split=0.0)
+    assert [spans[k] for k in choose(cands, rows, threshold=0.0, weights=neither)] == [(0, 2)]
+
+
+def test_a_digit_with_a_neighbour_run_into_it_loses_to_the_pair_when_each_alone_is_more_digit_like() -> None:
+    gray = write([digit_strokes(0), digit_strokes(1)], [2.0, 2.3])  # a 1 run into the 0's side
+    cands = candidates(read_page(gray))
+    spans = [s[1:] for s in cands.spans]
+    assert spans == [(0, 1), (0, 2), (1, 2)]
+    rows = rows_for([0, 0, 1], [0.99] * 3, score=20.0)  # the pair reads "0" as surely as the 0 alone ...
+    rows[1, 10] = 10.0  # ... and is a digit to the score, if a less typical one than either alone
+    assert [spans[k] for k in choose(cands, rows, threshold=0.0)] == [(0, 1), (1, 2)]
+    no_term = dataclasses.replace(WEIGHTS, split=0.0)
     assert [spans[k] for k in choose(cands, rows, threshold=0.0, weights=no_term)] == [(0, 2)]
+
+
+def test_halves_ahead_asks_both_halves_to_be_digits_more_typical_than_the_whole() -> None:
+    spans = [(0, 0, 1), (0, 1, 2), (0, 0, 2), (0, 2, 3), (0, 1, 3),  # line 0
+             (1, 0, 1), (1, 1, 2), (1, 0, 2),  # line 1: a 4 in two strokes, neither a digit alone
+             (2, 0, 1), (2, 1, 2), (2, 0, 2)]  # line 2: the whole more typical than its halves  # fmt: skip
+    score = np.array([10.0, 8.0, 4.0, -2.0, 5.0, -1.0, 3.0, 6.0, 5.0, 5.0, 9.0])
+    # (0, 0, 2): its weaker half (8) is 4 over it, of line 0's margin of 10 over the threshold (0).
+    expected = [0.0, 0.0, 0.4, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    assert halves_ahead(score, 0.0, spans) == pytest.approx(expected)
 
 
 def test_shortfall_is_measured_against_each_lines_best_above_the_threshold() -> None:

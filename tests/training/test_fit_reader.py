@@ -7,10 +7,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from model_store.reading import CLASS_WIDTH, TERMS, WEIGHTS, Candidates, candidates, terms
+from model_store.reading import CLASS_WIDTH, TERMS, WEIGHTS, Candidates, Weights, candidates, terms
 from model_store.segment import read_page
 from testkit.digits import rows_for, write
-from training.fit_reader import START, Example, class_widths, fit, spelling_path
+from training.fit_reader import LINE_SEARCH, START, Example, class_widths, fit, line_search, spelling_path
 from training.pen_numbers import digit_strokes
 
 
@@ -60,6 +60,23 @@ def test_the_spelling_path_is_the_best_reading_that_spells_the_number() -> None:
     assert spelling_path(one, score, WEIGHTS.skip) == [left]
     score[left], score[right] = -2.0, -1.0
     assert spelling_path(one, score, WEIGHTS.skip) == [right]
+
+
+def test_a_line_search_moves_its_term_alone_to_the_weight_that_reads_best() -> None:
+    cands, spans = two_close_ones()
+    ex = example(cands, spans, "11")
+    shipped = dataclasses.replace(WEIGHTS, per_digit=0.0, unlike=1.0)  # reads "4": each 1 is unsure
+
+    def spells(w: Weights) -> bool:
+        return ex.spells(ex.reading(w.vector(), w.skip))
+
+    assert not spells(shipped)
+    # Every crop is a digit to the score: every weight of `unlike` reads the same; the smallest is kept.
+    assert line_search([ex], shipped, "unlike") == dataclasses.replace(shipped, unlike=0.0)
+    fitted = line_search([ex], shipped, "per_digit")  # a reward per digit read: the pair loses
+    assert spells(fitted) and fitted == dataclasses.replace(shipped, per_digit=fitted.per_digit)
+    reading = [v for v in LINE_SEARCH if spells(dataclasses.replace(shipped, per_digit=v))]
+    assert fitted.per_digit == min(reading) and reading != list(LINE_SEARCH)
 
 
 def test_class_widths_are_mnists(mnist_test) -> None:  # type: ignore[no-untyped-def]
