@@ -31,6 +31,12 @@ MIN_SHEET = 0.04  # a sheet smaller than the surface around it covers at least t
 FAINT_SHEET_CONTRAST, SHARP_STEP = 0.05, 0.6
 LIGHTER_THAN_PAPER = 0.25  # a sheet with more of its cells much lighter than its level is not paper
 WHOLE_SHEET = 0.9  # a surface all round the sheet (a desk, an app's window) runs along this much of the edge
+# A board in view (chalk on a blackboard, a light wall round it) covers this share of the photo, is at most
+# this light, and has writing this much lighter than it covering this share of it, BOARD_MARGIN pixels
+# inside its outline.
+BOARD_SHARE, BOARD_DARK, BOARD_CONTRAST, BOARD_INK, BOARD_MARGIN = 0.2, 0.5, 0.3, (0.002, 0.25), 4
+BOARD_SOLID = 0.9  # of its convex hull, at least: a board is a quadrilateral, perhaps cut by the frame
+BOARD_STROKE = 0.07  # its writing's strokes are narrower than twice this share of its shorter side
 PEN_BEYOND = 0.25  # a stroke this much of which lies beyond the surface's core is writing on the sheet
 
 # What the searches find: the surface's coarse cells grown over the sheet's blurred edge, the surface
@@ -41,10 +47,56 @@ Found = tuple[np.ndarray, np.ndarray, float, float]
 def surface_removed(gray: np.ndarray) -> np.ndarray:
     """A photo of a sheet of paper with the surface it lies on in view (a table along one side, around
     it, in the corners of a tilted sheet; or a note or card that fills less of the frame than the table
-    around it): that surface painted over with the sheet's level. Anything else (a scan, a canvas, a
-    page filling the frame, light ink on a dark board) is returned as it is."""
+    around it): that surface painted over with the sheet's level. A dark board with a light wall round
+    it (chalk on a blackboard) is that picture inverted: it comes back inverted, the wall painted over
+    with the board's level, dark writing on a light board. Anything else (a scan, a canvas, a page
+    filling the frame, light ink on a dark board filling it) is returned as it is."""
     if min(gray.shape) < 64:
         return gray
+    painted = _on_surface(gray)
+    if painted is not gray:
+        return painted
+    inverted = 1.0 - gray
+    painted = _on_surface(inverted)
+    return painted if painted is not inverted and _board_written_on(inverted, painted) else gray
+
+
+def _board_written_on(inverted: np.ndarray, painted: np.ndarray) -> bool:
+    """Whether what ``_on_surface`` kept of an inverted picture is a dark board with writing on it: most
+    of the picture, dark, with strokes much lighter than the board well inside it and nothing much darker
+    (a board is the darkest thing on it). A dark stroke or shape on white paper, inverted, is a light
+    region too, but with nothing lighter inside it than its blurred edges; the shadowed part of a page
+    has ink much darker than itself."""
+    board = painted == inverted
+    if board.mean() < BOARD_SHARE:
+        return False
+    hull = _hull(board)
+    hull_area = _polygon_area(hull)
+    if board.sum() < BOARD_SOLID * hull_area or hull_area < 0.87 * _min_rectangle_area(hull):
+        return False  # not a solid quadrilateral: a bold digit and its holes (round, or with bays)
+    level = float(np.median(inverted[board]))  # the board's, inverted: light for a dark board
+    if level < 1.0 - BOARD_DARK:
+        return False
+    inside = board
+    for _ in range(BOARD_MARGIN):
+        inside = erode3(inside, pad=True)  # a board cut by the frame: its writing may reach the edge
+    chalk = inside & (inverted < level - BOARD_CONTRAST)
+    darker = inside & (inverted > level + BOARD_CONTRAST)  # ink on a shadowed page; a board has none
+    size = max(1, int(inside.sum()))
+    if not BOARD_INK[0] <= chalk.sum() / size <= BOARD_INK[1] or darker.sum() / size >= BOARD_INK[0]:
+        return False
+    # Writing is strokes, far narrower than the board: eroded by BOARD_STROKE of the board's shorter side
+    # (on a copy a quarter the size), none is left. The paper in a bold digit's loop is a wide patch.
+    rows, cols = np.flatnonzero(board.any(axis=1)), np.flatnonzero(board.any(axis=0))
+    h, w = chalk.shape[0] // 4 * 4, chalk.shape[1] // 4 * 4
+    patch = chalk[:h, :w].reshape(h // 4, 4, w // 4, 4).mean(axis=(1, 3)) >= 0.5
+    for _ in range(math.ceil(BOARD_STROKE * min(rows.size, cols.size) / 4)):
+        patch = erode3(patch, pad=True)
+    return not patch.any()
+
+
+def _on_surface(gray: np.ndarray) -> np.ndarray:
+    """``surface_removed`` for a sheet lighter than its surface; ``gray`` itself when there is none."""
     coarse, f = coarse_copy(gray)
     level = median(coarse.ravel())
     # Which pixels along the sheet's edge join the surface: darker than the sheet by this share of the

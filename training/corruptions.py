@@ -31,7 +31,15 @@ from .corruption_base import (
     to_u8,
 )
 from .page_corruptions import dithered, form_field, inverted, page_scan, ruled_paper, tight_crop, transparent
-from .photo_corruptions import coloured_paper, glare, hard_shadow, photo_of_note, photo_of_page, uneven_paper
+from .photo_corruptions import (
+    chalk_board,
+    coloured_paper,
+    glare,
+    hard_shadow,
+    photo_of_note,
+    photo_of_page,
+    uneven_paper,
+)
 
 
 def clean(u8: np.ndarray, rng: np.random.Generator) -> bytes:
@@ -184,7 +192,8 @@ FAMILIES: dict[str, dict[str, Corruption]] = {
     "scan": {"dithered": dithered, "page_scan": page_scan},  # last, for the same reason
     "shadow": {"hard_shadow": hard_shadow},  # then this
     "light": {"glare": glare},  # and this
-    "framing": {"tight_crop": tight_crop},  # and this last
+    "framing": {"tight_crop": tight_crop},  # and this
+    "board": {"chalk_board": chalk_board},  # and this last
 }
 CORRUPTIONS: dict[str, Corruption] = {n: f for fam in FAMILIES.values() for n, f in fam.items()}
 FAMILY_OF: dict[str, str] = {n: fam for fam, group in FAMILIES.items() for n in group}

@@ -1,5 +1,6 @@
 """Corrupted uploads photographed: pen on coloured paper, a page in uneven light or on a table, a note on
-a table, a hard shadow across the page, glare on glossy paper (``training.corruptions``)."""
+a table, a hard shadow across the page, glare on glossy paper, chalk on a board with the wall round it
+(``training.corruptions``)."""
 
 from __future__ import annotations
 
@@ -109,15 +110,49 @@ def photo_of_note(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     ink = ink_at(u8, d)[..., None]
     colour = np.array([[0.1, 0.1, 0.1], [0.1, 0.15, 0.55]], np.float32)[int(rng.integers(2))]
     note[y : y + d, x : x + d] += (colour - note[y : y + d, x : x + d]) * ink
-    angle = rng.uniform(-20, 20)
-    tilted = np.asarray(Image.fromarray(to_u8(note), "RGB").rotate(angle, expand=True), np.float32) / 255
+    _lay(rgb, note, rng.uniform(-20, 20), (0.3, 0.7), rng)  # the note's centre in the middle 40%
+    return _photographed(rgb, rng)
+
+
+def chalk_board(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """A phone photo of a digit chalked on a dark board (green or black), the light wall round it in view:
+    the board 35-85% of a 1200x900 frame, tilted up to 8 degrees, the digit 30-60% of its shorter side in
+    grainy chalk; light falling off, camera blur, grain, JPEG."""
+    height, width = 900, 1200
+    rgb = np.empty((height, width, 3), np.float32)
+    rgb[:] = rng.uniform(0.6, 0.9) * np.array([1.0, rng.uniform(0.9, 1.0), rng.uniform(0.8, 1.0)], np.float32)
+    side = np.sqrt(rng.uniform(0.35, 0.85))
+    w, h = int(width * side * rng.uniform(0.9, 1.1)), int(height * side * rng.uniform(0.9, 1.1))
+    tone = np.array([[0.12, 0.2, 0.15], [0.13, 0.13, 0.14]], np.float32)[int(rng.integers(2))]
+    board = np.ones((h, w, 3), np.float32) * tone * rng.uniform(0.8, 1.6)
+    d = int(min(w, h) * rng.uniform(0.3, 0.6))
+    y, x = int((h - d) * rng.uniform(0.3, 0.7)), int((w - d) * rng.uniform(0.3, 0.7))
+    chalk = ink_at(u8, d) * np.clip(rng.uniform(0.75, 0.95) + 0.25 * rng.standard_normal((d, d)), 0, 1)
+    board[y : y + d, x : x + d] += (np.float32(0.9) - board[y : y + d, x : x + d]) * chalk[..., None]
+    _lay(rgb, board, rng.uniform(-8, 8), (0.4, 0.6), rng)
+    return _photographed(rgb, rng)
+
+
+def _lay(rgb: np.ndarray, card: np.ndarray, angle: float, centre: tuple[float, float],
+         rng: np.random.Generator) -> None:  # fmt: skip
+    """Lay ``card`` (RGB 0..1) on ``rgb`` turned by ``angle`` degrees, its centre at ``centre`` of the
+    frame's height and width (drawn from that range), cut by the frame where it reaches beyond it."""
+    height, width = rgb.shape[:2]
+    h, w = card.shape[:2]
+    tilted = np.asarray(Image.fromarray(to_u8(card), "RGB").rotate(angle, expand=True), np.float32) / 255
     cover = np.asarray(Image.new("L", (w, h), 255).rotate(angle, expand=True), np.float32)[..., None] / 255
-    top = int(rng.uniform(0.3, 0.7) * height) - cover.shape[0] // 2  # the note's centre in the middle 40%
-    left = int(rng.uniform(0.3, 0.7) * width) - cover.shape[1] // 2
+    top = int(rng.uniform(*centre) * height) - cover.shape[0] // 2
+    left = int(rng.uniform(*centre) * width) - cover.shape[1] // 2
     rows = slice(max(0, top), min(height, top + cover.shape[0]))
     cols = slice(max(0, left), min(width, left + cover.shape[1]))
     inner = (slice(rows.start - top, rows.stop - top), slice(cols.start - left, cols.stop - left))
     rgb[rows, cols] += (tilted[inner] - rgb[rows, cols]) * cover[inner]
+
+
+def _photographed(rgb: np.ndarray, rng: np.random.Generator) -> bytes:
+    """The scene ``rgb`` as a phone photographs it: light falling off, grain, camera blur, JPEG."""
+    height, width = rgb.shape[:2]
+    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
     ang = rng.uniform(0, 2 * np.pi)
     light = 1.0 - rng.uniform(0.0, 0.35) * (np.cos(ang) * xx / width + np.sin(ang) * yy / height + 1) / 2
     rgb = rgb * light[..., None] * rng.uniform(0.8, 1.0) + rng.normal(0, 0.015, rgb.shape).astype(np.float32)
