@@ -626,17 +626,15 @@ def test_light_strokes_on_a_dark_board_are_not_taken_for_a_note(digits):
             assert similarity(prep(png_bytes(picture)), as_is) > 0.99
 
 
-def chalk_on_a_board(u8: np.ndarray, share: float, seed: int, wall: float | None) -> bytes:
-    """A phone photo (1200x900) of the digit chalked on a dark board tilted up to 8 degrees, covering
-    ``share`` of the frame with a wall ``wall`` light round it, or (None) filling the frame beyond its
-    edges. The same seed gives the same digit, tilt and grain. Blur, grain, JPEG."""
+def chalk_on_a_board(u8: np.ndarray, share: float, seed: int, wall: float) -> bytes:
+    """A phone photo (1200x900) of the digit chalked on a dark board (0.18) covering ``share`` of the
+    frame, tilted up to 8 degrees, with a wall ``wall`` light round it. Blur, grain, JPEG."""
     rng = np.random.default_rng(seed)
     height, width = 900, 1200
-    picture = np.full((height, width), 255.0 * (wall if wall is not None else 0.18))
-    scale = np.sqrt(share) if wall is not None else 1.5
-    h, w = int(scale * height), int(scale * width)
+    picture = np.full((height, width), 255.0 * wall)
+    h, w = int(np.sqrt(share) * height), int(np.sqrt(share) * width)
     board = np.full((h, w), 0.18 * 255)
-    d = int(np.sqrt(share) * height * 0.5)
+    d = h // 2
     y, x = (h - d) // 2, (w - d) // 2
     board[y : y + d, x : x + d] += (0.85 * 255 - board[y : y + d, x : x + d]) * upscale(u8, d) / 255.0
     angle = rng.uniform(-8, 8)
@@ -644,10 +642,8 @@ def chalk_on_a_board(u8: np.ndarray, share: float, seed: int, wall: float | None
     cover = np.asarray(Image.new("L", (w, h), 255).rotate(angle, expand=True), np.float64) / 255
     th, tw = tilted.shape
     top, left = (height - th) // 2, (width - tw) // 2  # centred: negative where it reaches beyond
-    rows, cols = (
-        slice(max(0, top), max(0, top) + min(th, height)),
-        slice(max(0, left), max(0, left) + min(tw, width)),
-    )
+    rows = slice(max(0, top), max(0, top) + min(th, height))
+    cols = slice(max(0, left), max(0, left) + min(tw, width))
     inner = (slice(rows.start - top, rows.stop - top), slice(cols.start - left, cols.stop - left))
     picture[rows, cols] = picture[rows, cols] * (1 - cover[inner]) + tilted[inner] * cover[inner]
     photo = np.clip(picture + rng.normal(0, 4, picture.shape), 0, 255).astype(np.uint8)
