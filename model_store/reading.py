@@ -91,8 +91,9 @@ def terms(cands: Candidates, outputs: np.ndarray | None, threshold: float | None
             under = np.maximum(0.0, threshold - digit_score) / max(abs(threshold), 1.0)
             cols["not_a_digit"] = -(under > 0.0).astype(np.float64)
             cols["unlike"] = -under
-            cols["atypical"] = -shortfall(digit_score, threshold, np.array([s[0] for s in cands.spans]))
-            cols["split"] = -halves_ahead(digit_score, threshold, cands.spans)
+            lines = np.array([s[0] for s in cands.spans])
+            cols["atypical"] = -shortfall(digit_score, threshold, lines)
+            cols["split"] = -halves_ahead(digit_score, threshold, cands.spans, lines)
     return np.stack([cols.get(t, np.zeros_like(width)) for t in TERMS], axis=1)
 
 
@@ -104,33 +105,39 @@ def shortfall(score: np.ndarray, threshold: float, lines: np.ndarray) -> np.ndar
     candidate, as a share of that one's margin over the threshold (0 for the best; 1 at or under the
     threshold; 0 for a whole line where no candidate clears it, as no candidate stands out there).
     Relative, because a digit score's scale is the checkpoint's own."""
-    best = np.full(int(lines.max(initial=-1)) + 1, -np.inf)
-    np.maximum.at(best, lines, score)
-    margin = best[lines] - threshold
+    margin = line_margin(score, threshold, lines)
     share = (score - threshold) / np.where(margin > 0, margin, 1.0)
     return np.where(margin > 0, 1.0 - np.clip(share, 0.0, 1.0), 0.0)
 
 
-def halves_ahead(score: np.ndarray, threshold: float, spans: list[tuple[int, int, int]]) -> np.ndarray:
+def line_margin(score: np.ndarray, threshold: float, lines: np.ndarray) -> np.ndarray:
+    """(n,) per candidate: how far its line's most digit-like candidate scores over the threshold."""
+    best = np.full(int(lines.max(initial=-1)) + 1, -np.inf)
+    np.maximum.at(best, lines, score)
+    return best[lines] - threshold
+
+
+def halves_ahead(
+    score: np.ndarray, threshold: float, spans: list[tuple[int, int, int]], lines: np.ndarray
+) -> np.ndarray:
     """(n,) 0..1 per candidate of two pieces or more: how far the less digit-like half of its best split
     into two candidates scores above it, as a share of its line's best margin over the threshold (0 when
     no split has both halves over the threshold). A 9 with a 1 run into its tail still reads "9", but
     the 9 alone and the 1 alone are each more of a digit than the two together; a 4 written in two
     strokes is not, as its strokes alone are no digits."""
     index = {span: k for k, span in enumerate(spans)}
-    lines = np.array([s[0] for s in spans])
-    best = np.full(int(lines.max(initial=-1)) + 1, -np.inf)
-    np.maximum.at(best, lines, score)
+    margin = line_margin(score, threshold, lines)
     out = np.zeros(len(spans))
     for k, (line, start, end) in enumerate(spans):
-        margin = best[line] - threshold
-        if margin <= 0:  # no candidate of the line is a digit: none stands out
+        if margin[k] <= 0:  # no candidate of the line is a digit: none stands out
             continue
         for middle in range(start + 1, end):
             left, right = index.get((line, start, middle)), index.get((line, middle, end))
-            if left is not None and right is not None and min(score[left], score[right]) >= threshold:
-                ahead = (min(score[left], score[right]) - score[k]) / margin
-                out[k] = max(out[k], float(np.clip(ahead, 0.0, 1.0)))
+            if left is None or right is None:
+                continue
+            weaker = min(score[left], score[right])
+            if weaker >= threshold:
+                out[k] = max(out[k], float(np.clip((weaker - score[k]) / margin[k], 0.0, 1.0)))
     return out
 
 

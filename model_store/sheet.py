@@ -36,6 +36,7 @@ WHOLE_SHEET = 0.9  # a surface all round the sheet (a desk, an app's window) run
 # inside its outline.
 BOARD_SHARE, BOARD_DARK, BOARD_CONTRAST, BOARD_INK, BOARD_MARGIN = 0.2, 0.5, 0.3, (0.002, 0.25), 4
 BOARD_SOLID = 0.9  # of its convex hull, at least: a board is a quadrilateral, perhaps cut by the frame
+QUADRILATERAL = 0.87  # of its smallest rectangle, at least, a quadrilateral's hull covers (round: 0.79)
 BOARD_STROKE = 0.07  # its writing's strokes are narrower than twice this share of its shorter side
 PEN_BEYOND = 0.25  # a stroke this much of which lies beyond the surface's core is writing on the sheet
 
@@ -82,10 +83,8 @@ def _board_written_on(inverted: np.ndarray, painted: np.ndarray) -> bool:
     board = painted == inverted
     if board.mean() < BOARD_SHARE:
         return False
-    hull = _hull(board)
-    hull_area = _polygon_area(hull)
-    if board.sum() < BOARD_SOLID * hull_area or hull_area < 0.87 * _min_rectangle_area(hull):
-        return False  # not a solid quadrilateral: a bold digit and its holes (round, or with bays)
+    if not _quadrilateral(board, BOARD_SOLID):
+        return False  # a bold digit and its holes (round, or with bays)
     level = float(np.median(inverted[board]))  # the board's, inverted: light for a dark board
     if level < 1.0 - BOARD_DARK:
         return False
@@ -249,12 +248,8 @@ def _small_sheet(coarse: np.ndarray, level: float) -> Found | None:
     area = int(sheet.sum())
     if area < MIN_SHEET * coarse.size or (light & sheet).sum() < 0.75 * area:
         return None
-    hull = _hull(sheet)
-    hull_area = _polygon_area(hull)
-    if area < 0.97 * hull_area or _aspect(sheet) > 2.5:
-        return None  # bays (a chalk 6, 8 or 9 filled in) or a long bar (a 1)
-    if hull_area < 0.87 * _min_rectangle_area(hull):
-        return None  # round (a chalk 0 filled in), not a quadrilateral, even one seen at a slant
+    if _aspect(sheet) > 2.5 or not _quadrilateral(sheet, 0.97):
+        return None  # a long bar (a 1), bays (a chalk 6, 8 or 9 filled in) or round (a chalk 0 filled in)
     sheet_level = median(coarse[sheet & light])
     inside = erode3(sheet, pad=True)  # away from its own blurred edge
     if not (coarse[inside] < sheet_level - SHEET_CONTRAST / 4).any():  # nothing written on it
@@ -284,6 +279,14 @@ def _aspect(mask: np.ndarray) -> float:
     rows, cols = np.nonzero(mask)
     small, large = np.linalg.eigvalsh(np.cov(np.stack([rows, cols]).astype(np.float64)))
     return math.sqrt(large / max(small, 1e-9))
+
+
+def _quadrilateral(mask: np.ndarray, solid: float) -> bool:
+    """Whether a mask is a solid quadrilateral, even one seen at a slant or cut by the frame: at least
+    ``solid`` of its convex hull, the hull at least QUADRILATERAL of its smallest rectangle."""
+    hull = _hull(mask)
+    hull_area = _polygon_area(hull)
+    return mask.sum() >= solid * hull_area and hull_area >= QUADRILATERAL * _min_rectangle_area(hull)
 
 
 def _hull(mask: np.ndarray) -> np.ndarray:

@@ -252,7 +252,7 @@ def test_halves_ahead_asks_both_halves_to_be_digits_more_typical_than_the_whole(
     score = np.array([10.0, 8.0, 4.0, -2.0, 5.0, -1.0, 3.0, 6.0, 5.0, 5.0, 9.0])
     # (0, 0, 2): its weaker half (8) is 4 over it, of line 0's margin of 10 over the threshold (0).
     expected = [0.0, 0.0, 0.4, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
-    assert halves_ahead(score, 0.0, spans) == pytest.approx(expected)
+    assert halves_ahead(score, 0.0, spans, np.array([s[0] for s in spans])) == pytest.approx(expected)
 
 
 def test_shortfall_is_measured_against_each_lines_best_above_the_threshold() -> None:
