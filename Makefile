@@ -62,7 +62,7 @@ image-test: $(VENV)/.installed-dev
 train: $(VENV)/.installed-dev
 	$(PY) -m training train --model vit-mnist --epochs 200 --batch-size 512 --warmup-epochs 5
 	$(PY) -m training train --model cnn-mnist --epochs 60 --batch-size 256 --lr 2e-3
-	# then 8 epochs with 10,000 generated pen digits added (continental 1s and 7s, ...; training/pen_digits.py)
+	# then 8 epochs with 10,000 generated digits added (continental 1s and 7s, displays, ...; training/pen_digits.py)
 	$(PY) -m training train --model vit-mnist --init-from $${MODEL_STORE_DIR:-model_store/checkpoints}/vit-mnist --pen-digits 10000 \
 		--epochs 8 --lr 2e-4 --warmup-epochs 0.5
 	$(PY) -m training train --model cnn-mnist --init-from $${MODEL_STORE_DIR:-model_store/checkpoints}/cnn-mnist --pen-digits 10000 \

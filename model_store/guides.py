@@ -43,6 +43,7 @@ TOUCH_OVERHANG = 0.2  # a guide the writing touches: by this share, and touched 
 UNDER_OVERHANG = 0.1  # an underline stood on well inside runs past the writing by this share at both ends
 MAX_TICK = 0.5  # a comb field's ticks at a line's ends are at most this share of the crop tall
 MIN_REST = 0.1  # the writing holds at least this share of the ink (an empty box is a picture)
+FLAT_REST = 2.5  # ... and is not this many times as wide as tall (a box round a bar is a display's 8)
 OUTSIDE = 0.02  # at most this share of the ink lies beyond a guide (it is the crop's border)
 MIN_SIDE = 24  # smaller crops are taken as they are
 WALL_COVER = 0.9  # a side between boxes has ink along this share of the rows between their lines
@@ -67,8 +68,10 @@ SIDES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 
 def guides_removed(ink: np.ndarray, level: float) -> np.ndarray:
     """White-on-black crop of one digit -> the same without a box's sides or an underline (set to 0).
-    ``level``: what counts as ink. Returns ``ink`` itself when it shows no guides."""
-    return _guides_removed(ink, ink > level, level)
+    ``level``: what counts as ink. Returns ``ink`` itself when it shows no guides, or when what they
+    would leave is a flat bar: a display's 8 or 3 is a box round a bar, and no digit is that flat."""
+    out = _guides_removed(ink, ink > level, level)
+    return ink if out is not ink and _a_bar(out > level) else out
 
 
 def _guides_removed(
@@ -129,6 +132,12 @@ def _guides_removed(
     for mask in guides:
         out[mask] = 0.0
     return out
+
+
+def _a_bar(left: np.ndarray) -> bool:
+    """What is left is a flat bar, far wider than tall (no one digit is: a display's middle bar)."""
+    rows, cols = np.flatnonzero(left.any(axis=1)), np.flatnonzero(left.any(axis=0))
+    return rows.size > 0 and cols[-1] - cols[0] + 1 > FLAT_REST * (rows[-1] - rows[0] + 1)
 
 
 def page_guides_removed(ink: np.ndarray, level: float) -> np.ndarray:

@@ -19,6 +19,7 @@ from PIL import Image
 
 from .components import component_boxes, grown, label_components, loops_round_writing
 from .decode import ImageTooLarge, NoInk, by_luminance_then_colour, full_size, to_gray
+from .displays import digits_of_display
 from .guides import page_guides_removed
 from .marks import Mark, find_marks
 from .mnist_box import stroke_width
@@ -108,9 +109,13 @@ def read_page(
     """Gray picture (any polarity, 0..1) -> its Page; ``scale`` and ``offset`` place it in the uploaded
     picture (boxes are that picture's pixels). Raises NoInk, TooManyDigits."""
     x = ink_map(gray)
-    labels, n = label_components(x > INK)
+    mask = x > INK
+    labels, n = label_components(mask)
     if n == 0:
         raise NoInk("no ink found: the picture is empty")
+    display = digits_of_display(mask, labels, n)  # a display's bars: one mark per digit
+    if display is not None:
+        labels, n = display
     every = _parts(labels, n)
     parts = _without_specks(every)
     # Labelling is linear in the pixels; merging is quadratic in the parts: refuse noise early.

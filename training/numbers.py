@@ -19,19 +19,23 @@ Families, each a list of (gray uint8 picture, the number's text), 1-8 digits (th
 - ``page_scans``: the pen strokes 0.6-1.5 cm tall on a whole page scanned at 150-300 dpi (A5 or A4, up to
   2480x3508), gray with grain, or thresholded to two levels in one scan of three;
 - ``cropped``: the pen strokes cropped flush to their ink before sending (the strokes cross the border),
-  at 35-100% of the pad's size, light on dark in one of five.
+  at 35-100% of the pad's size, light on dark in one of five;
+- ``displays``: the number on a seven-segment display (``training.display_fonts``: the DSEG7 faces, printed,
+  on an LCD with its unlit segments showing, or lit LEDs), needs ``fonts-dseg``.
 
 ``fit-reader`` fits on ``DIGIT_FAMILIES``: digits alone, on level pages.
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from .display_fonts import LOOKS, display_picture, required_fonts
 from .number_scenes import (
     cropped_number,
     form_number,
@@ -45,7 +49,7 @@ from .pen_numbers import marked_number, stroke_number
 Sample = tuple[np.ndarray, str]
 
 DIGIT_FAMILIES = ("mnist", "strokes", "touching", "fonts", "photos", "forms", "notebook")
-FAMILIES = (*DIGIT_FAMILIES, "marks", "turned_forms", "page_scans", "cropped")
+FAMILIES = (*DIGIT_FAMILIES, "marks", "turned_forms", "page_scans", "cropped", "displays")
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
 FONTS = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSerif.ttf", "DejaVuSansMono.ttf",
          "DejaVuSansCondensed.ttf", "DejaVuSans-Oblique.ttf", "DejaVuSerif-Bold.ttf")  # fmt: skip
@@ -88,6 +92,14 @@ def font_number(text: str, rng: np.random.Generator) -> np.ndarray:
         draw.text((x, font.size * 0.25), c, fill=20, font=font)
         x += w + tracking
     return np.asarray(img)
+
+
+def display_number(text: str, rng: np.random.Generator, fonts: list[Path]) -> np.ndarray:
+    """The number on a seven-segment display in a random face and look, its digits 40-110 px tall, as
+    the picture's gray levels."""
+    font, look = fonts[int(rng.integers(len(fonts)))], LOOKS[int(rng.integers(len(LOOKS)))]
+    data = display_picture(text, rng, font, look, int(rng.integers(40, 110)))
+    return np.asarray(Image.open(io.BytesIO(data)).convert("L"))
 
 
 # ---------------------------------------------------------------------------------------------- sets
@@ -153,6 +165,9 @@ def make_family(
         make = lambda t: page_scan_number(t, rng)  # noqa: E731
     elif family == "cropped":
         make = lambda t: cropped_number(t, rng)  # noqa: E731
+    elif family == "displays":
+        fonts = required_fonts()
+        make = lambda t: display_number(t, rng, fonts)  # noqa: E731
     else:
         raise ValueError(f"unknown family {family!r}; choose from {FAMILIES}")
     out = []

@@ -26,6 +26,7 @@ LETTERS = "ACEFHKLMNPRTUVWXYacdefhkmnprtuvwxy"
 SYMBOLS = "#@%&*+=?$€<>~{}^×÷§¶¥£∞≈πΩ✓★♥☺♪"
 # Appended, never reordered: each family draws from its own seeded stream (see generate_outliers).
 FAMILIES = ("letters", "symbols", "shapes", "scribbles", "noise", "multi_digit", "smudges", "objects")
+DISPLAY_FONTS = "DSEG"  # the seven-segment faces (Debian's fonts-dseg), left out of the outliers
 FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "/Library/Fonts", "C:/Windows/Fonts")
 
 
@@ -38,11 +39,13 @@ class Outlier:
 
 @cache
 def font_files() -> tuple[str, ...]:
-    """TrueType fonts on this machine (sorted, so a seed picks the same font); may be empty."""
+    """TrueType fonts on this machine (sorted, so a seed picks the same font); may be empty. Not the
+    seven-segment display fonts (``training.display_fonts``): their letters are a display's bars, and
+    their digits are digits, what the display check measures, not outliers to fit on."""
     found: list[str] = []
     for root in FONT_DIRS:
         if Path(root).is_dir():
-            found += [str(p) for p in Path(root).rglob("*.ttf")]
+            found += [str(p) for p in Path(root).rglob("*.ttf") if not p.name.startswith(DISPLAY_FONTS)]
     return tuple(sorted(found))
 
 

@@ -9,7 +9,8 @@ fitted to 28x28 by the serving preprocessing (``model_store.preprocess.to_mnist`
 digits look exactly like what the service feeds the model.
 
 The skeletons here are written independently of the evaluation generators (``training.drawn`` for
-single digits, ``training.numbers`` for whole numbers), which never feed training.
+single digits, ``training.numbers`` for whole numbers), which never feed training. A share of the digits
+(DISPLAY_SHARE) are lit on a seven-segment display instead (``training.display_digits``).
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ from PIL import Image, ImageFilter
 from model_store.preprocess import to_mnist
 
 from .data import Split
+from .display_digits import display_digit
 from .drawn import draw_paths
 from .pen_numbers import Stroke, arc
 
 CANVAS = 96  # px; the digit is 60-76 px tall on it
 SUPERSAMPLE = 2
 EDGE = 3  # px of paper kept around the ink (the blur spreads up to ~2 px)
+DISPLAY_SHARE = 0.3  # of the digits are lit on a seven-segment display (``training.display_digits``)
 
 
 # Styles in a box 0.6 wide and 1 tall (x right, y down); one list of strokes per style.
@@ -155,11 +158,14 @@ def pen_digit(digit: int, rng: np.random.Generator, style: int | None = None) ->
 
 
 def pen_digits(count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """``count`` digits, the classes in turn: images (count, 28, 28) uint8 white on black, labels."""
+    """``count`` digits, the classes in turn: images (count, 28, 28) uint8 white on black, labels. A
+    DISPLAY_SHARE of them are seven-segment display digits, the rest pen strokes."""
     rng = np.random.default_rng([seed, 7])
     labels = np.arange(count, dtype=np.int64) % 10
-    images = np.stack([pen_digit(int(d), rng) for d in labels]) if count else np.zeros((0, 28, 28), np.uint8)
-    return images, labels
+    if not count:
+        return np.zeros((0, 28, 28), np.uint8), labels
+    draw = [display_digit if rng.random() < DISPLAY_SHARE else pen_digit for _ in labels]
+    return np.stack([make(int(d), rng) for make, d in zip(draw, labels, strict=True)]), labels
 
 
 def add_pen_digits(split: Split, count: int, seed: int = 0) -> Split:

@@ -23,6 +23,7 @@ from model_store.reading import WEIGHTS, Candidates, Weights, candidates_bytes, 
 from model_store.serving import ServingHead
 
 from .data import load_split
+from .display_fonts import DisplayFontsMissing
 from .drawn import png_bytes
 from .evaluate import UPLOAD_MAX_PIXELS, add_store_args, preprocess_uploads, serving_heads
 from .number_hints import hint_rates, named, other_uploads
@@ -132,7 +133,11 @@ def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
     if args.hints and args.rules_only:
         raise SystemExit("--hints measures the service's split: leave out --rules-only")
     for family in args.families:
-        samples = make_family(family, args.count, args.seed, mnist)
+        try:
+            samples = make_family(family, args.count, args.seed, mnist)
+        except DisplayFontsMissing as exc:
+            log.info("skipping %s: %s", family, exc)
+            continue
         uploads = encoded(samples)
         t0 = time.perf_counter()
         pictures = split_uploads(uploads, args.rules_only)

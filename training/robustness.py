@@ -9,7 +9,8 @@ the served confidence is from the accuracy (ECE per corruption and pooled), and,
 on the machine, how often the digit score calls real pictures that are not digits so
 (``training.real_outliers``), and how it answers digits in other writers' styles
 (``training.writing_styles``), digits written small and large on the page's pad (``training.pad_sizes``)
-and, where scikit-learn is installed, real 8x8 digits by other writers (``training.optdigits``).
+and, where scikit-learn is installed, real 8x8 digits by other writers (``training.optdigits``), and, where
+the DSEG7 fonts are, digits on seven-segment displays (``training.display_eval``).
 Results: a markdown table on stdout, and ``robustness.json`` and ``robustness.png`` in the output
 folder.
 """
@@ -28,6 +29,8 @@ import torch
 from .calibration_metrics import expected_calibration_error
 from .corruptions import CORRUPTIONS, FAMILIES, FAMILY_OF, corrupt
 from .data import load_split
+from .display_eval import display_check
+from .display_eval import markdown as displays_markdown
 from .evaluate import add_store_args, answers_of, preprocess_uploads, served_outputs, serving_heads
 from .optdigits import markdown as optdigits_markdown
 from .optdigits import optdigits_check
@@ -63,6 +66,9 @@ def add_robustness_args(p: argparse.ArgumentParser, settings) -> None:
                         "0 to skip; default: 30")  # fmt: skip
     p.add_argument("--no-optdigits", action="store_true",
                    help="skip the optdigits check (scikit-learn's 8x8 digits by other writers)")  # fmt: skip
+    p.add_argument("--per-face", type=int, default=2,
+                   help="digits of each class per DSEG7 face and look (training.display_eval: seven-segment "
+                        "displays), 0 to skip; default: 2")  # fmt: skip
     p.add_argument("--out-dir", type=Path, default=Path("docs/robustness"),
                    help="where robustness.json and robustness.png go; default: docs/robustness")  # fmt: skip
 
@@ -211,10 +217,12 @@ def run_robustness(args: argparse.Namespace) -> dict:
     styles = writing_styles_check(heads, args.per_style, args.seed) if args.per_style else None
     sizes = pad_sizes_check(heads, args.per_size, args.seed) if args.per_size else None
     optdigits = None if args.no_optdigits else optdigits_check(heads)
+    displays = display_check(heads, args.per_face, args.seed)
     result = {"limit": len(digits), "seed": args.seed, "models": models, "accuracy": acc,
               "not_a_digit": flagged, "refused": refused, "calibration": confidence, **summary,
               "fashion_mnist": fashion,
-              "writing_styles": styles, "pad_sizes": sizes, "optdigits": optdigits}  # fmt: skip
+              "writing_styles": styles, "pad_sizes": sizes, "optdigits": optdigits,
+              "displays": displays}  # fmt: skip
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / "robustness.json").write_text(json.dumps(result, indent=2) + "\n")
     plot(acc, models, args.out_dir / "robustness.png")
@@ -232,6 +240,9 @@ def run_robustness(args: argparse.Namespace) -> dict:
     if optdigits is not None:
         print(f"\nReal digits by other writers, 8x8 (scikit-learn's {optdigits['digits']} optdigits):\n")
         print(optdigits_markdown(optdigits, models))
+    if displays is not None:
+        print(f"\nDigits on seven-segment displays ({args.per_face} of each per face and look):\n")
+        print(displays_markdown(displays))
     for m in models:
         checked = ", ".join(f"{k} {'ok' if v else 'MISSED'}" for k, v in summary["targets"][m].items())
         print(f"targets {m}: {checked or 'none checked (no corruption ran)'}")

@@ -94,8 +94,9 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
         "--pen-digits",
         type=int,
         default=0,
-        help="add this many generated pen-stroke digits (training.pen_digits: continental 1s and 7s, open "
-        "4s, ...) to the training split; validation and test stay MNIST; default: 0",
+        help="add this many generated digits (training.pen_digits: pen strokes in styles MNIST lacks, "
+        "continental 1s and 7s, open 4s, ...; 30%% seven-segment display digits) to the training split; "
+        "validation and test stay MNIST; default: 0",
     )
     p.add_argument(
         "--init-from",

@@ -16,6 +16,7 @@ from model_store.calibration import METHODS
 from model_store.digit_detector import DETECTOR_KEYS, detector_score
 from model_store.preprocess import preprocess_bytes
 from model_store.serving import ServingHead
+from training import outliers
 from training.calibrate import leave_one_family_out, markdown
 from training.calibration_inputs import Outputs, uploads_to_tensor
 from training.calibration_metrics import flag_rate, threshold_at
@@ -109,3 +110,16 @@ def test_calibrate_prints_the_readme_table_from_its_measurements(shipped_store: 
     assert sum(r.startswith(f"| {chosen} flags: ") for r in table) == len(FAMILIES)
     # the writing styles training teaches are among the digits the shipped detectors were fitted on
     assert all(m["pen_digits_fitted_on"] == 2000 for m in results.values())
+
+
+def test_the_display_fonts_are_no_outliers_fonts(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Letters in a seven-segment face are a display's bars, its digits digits: a machine with fonts-dseg
+    (CI installs it for the display check) must fit the digit score on the same outliers as one without."""
+    for name in ("DejaVuSans.ttf", "DSEG7Classic-Regular.ttf", "DSEG14Modern-Bold.ttf"):
+        (tmp_path / name).write_bytes(b"")
+    monkeypatch.setattr(outliers, "FONT_DIRS", (str(tmp_path),))
+    outliers.font_files.cache_clear()
+    try:
+        assert [Path(f).name for f in outliers.font_files()] == ["DejaVuSans.ttf"]
+    finally:
+        outliers.font_files.cache_clear()
