@@ -60,8 +60,9 @@ def bars_apart(mask: np.ndarray) -> tuple[np.ndarray, int]:
     length = ends - starts
     long = length >= FLAT_RUN * np.median(length)
     flat = np.zeros_like(mask)
-    for r, a, b in zip(rows[long], starts[long], ends[long], strict=True):
-        flat[r, a:b] = True
+    run = length[long]  # every pixel of the long runs: each run's start, plus its place in the run
+    first = np.repeat(starts[long] - np.cumsum(run) + run, run)
+    flat[np.repeat(rows[long], run), first + np.arange(run.sum())] = True
     flat_labels, n_flat = label_components(flat)
     standing_labels, n_standing = label_components(mask & ~flat)
     return np.where(
@@ -69,16 +70,27 @@ def bars_apart(mask: np.ndarray) -> tuple[np.ndarray, int]:
     ), n_flat + n_standing
 
 
-def display_bars(labels: np.ndarray, n: int, share: float = BAR_SHARE) -> tuple[float, float, float] | None:
-    """When the marks are a seven-segment display's bars: the bars' median thickness and length of the
-    standing ones, and the display's lean (the shift in x per row down its standing bars); else None."""
-    if not MIN_BARS <= n <= MAX_MARKS:
-        return None
-    length, thick, angle, area = bar_shapes(labels, n)
+def _bars(
+    length: np.ndarray, thick: np.ndarray, angle: np.ndarray, area: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Which marks lie flat, which stand, and which of them are straight bars."""
     fill = area / (length * thick)
     flat = np.abs(angle) <= FLAT
     standing = np.abs(angle) >= 90 - STANDING
     bar = (length >= BAR_LENGTH * thick) & (fill >= BAR_FILL[0]) & (fill <= BAR_FILL[1]) & (flat | standing)
+    return flat, standing, bar
+
+
+def display_bars(
+    labels: np.ndarray, n: int, share: float = BAR_SHARE, shapes: tuple[np.ndarray, ...] | None = None
+) -> tuple[float, float, float] | None:
+    """When the marks are a seven-segment display's bars: the bars' median thickness and length of the
+    standing ones, and the display's lean (the shift in x per row down its standing bars); else None.
+    ``shapes``: the marks' ``bar_shapes``, when already measured."""
+    if not MIN_BARS <= n <= MAX_MARKS:
+        return None
+    length, thick, angle, area = shapes if shapes is not None else bar_shapes(labels, n)
+    flat, standing, bar = _bars(length, thick, angle, area)
     if bar.sum() < MIN_BARS or not (flat & bar).any() or not (standing & bar).any():
         return None
     counted = area >= SPECK * np.median(area[bar])
@@ -104,9 +116,14 @@ def digits_of_display(mask: np.ndarray, labels: np.ndarray, n: int) -> tuple[np.
     another and span its cell; a standing bar belongs to the nearest cell it stands at the edge of.
     Standing bars beside no cell are a 1 (one above the other). A decimal point or a colon's dots,
     much smaller than a bar, stay marks of their own."""
-    found = display_bars(labels, n)
-    if found is None and n >= MIN_BARS:  # bars joined at their corners: cut apart, nearly all of the
-        labels, n = bars_apart(mask)  # ink must be bars (one mark alone is one digit as it is)
+    if not MIN_BARS <= n <= MAX_MARKS:
+        return None
+    shapes = bar_shapes(labels, n)
+    found = display_bars(labels, n, shapes=shapes)
+    if found is None and _bars(*shapes)[2].sum() >= 2:
+        # Bars joined at their corners, some bars still apart: cut apart, nearly all of the ink must be
+        # bars. (Labelling the pieces costs a few ms: not for marks of which fewer than two are bars.)
+        labels, n = bars_apart(mask)
         found = display_bars(labels, n, BAR_SHARE_APART)
     if found is None:
         return None
