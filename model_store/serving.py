@@ -25,6 +25,9 @@ from .digit_detector import DETECTOR_KEYS, layer_summaries
 
 log = logging.getLogger(__name__)
 
+BLANK = 0.5 / 255  # an input whose pixels all stay at or under this (0..1) shows nothing
+BLANK_SCORE = -1.0e4  # its digit score: far under any checkpoint's threshold
+
 # What each digit score is, for people reading an answer (API docs, the page).
 SCORE_DESCRIPTIONS = {
     "detector": "the logit of a small network on the model's layer activations, fitted on training "
@@ -109,14 +112,23 @@ class ServingHead(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         features, logits, summary, _ = self.layers(self.normalize(x), summarise=self._summarise)
-        return self.head(features, logits, summary)
+        return self._blank_is_no_digit(self.head(features, logits, summary), x)
 
     def forward_with_attention(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """ViTs only: (B, C + 1) as ``forward`` and the attention weights (B, L, H, T, T)."""
         features, logits, summary, attentions = self.layers(
             self.normalize(x), return_attention=True, summarise=self._summarise
         )
-        return self.head(features, logits, summary), torch.stack(attentions, dim=1)
+        out = self._blank_is_no_digit(self.head(features, logits, summary), x)
+        return out, torch.stack(attentions, dim=1)
+
+    @staticmethod
+    def _blank_is_no_digit(out: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """A blank input (no pixel above BLANK: a tensor sent as it is, which no preprocessing refused as
+        empty) gets BLANK_SCORE, far under any threshold: the detector was never fitted on nothing."""
+        blank = x.flatten(1).amax(dim=1) <= BLANK
+        score = torch.where(blank, torch.full_like(out[:, -1], BLANK_SCORE), out[:, -1])
+        return torch.cat([out[:, :-1], score[:, None]], dim=-1)
 
 
 def resolve_device(setting: str = "auto") -> torch.device:

@@ -14,6 +14,7 @@ from torch import nn
 from model_store import (
     CheckpointError,
     ModelCard,
+    ModelStore,
     Preprocessing,
     create_model,
     load_checkpoint,
@@ -245,3 +246,19 @@ def test_scores_that_do_not_read_the_hidden_layers_skip_them_and_answer_the_same
         torch.testing.assert_close(head(x), full)
         traced = torch.jit.trace(head, x)  # the serving path stays traceable without the taps
         torch.testing.assert_close(traced(x), full)
+
+
+@pytest.mark.parametrize("name", ["cnn-mnist", "vit-mnist"])
+def test_a_blank_input_is_no_digit(shipped_store: Path, name: str) -> None:
+    """A tensor of zeros, sent as it is (the v2 routes and gRPC do not preprocess tensors), is no digit,
+    whatever the detector makes of a picture it was never fitted on (the CNN's called one a digit)."""
+    model, card = ModelStore(shipped_store).load(name, "cpu")
+    head = ServingHead(model.eval(), card, shipped_store / name).eval()
+    x = torch.zeros(3, 1, 28, 28)
+    x[2, 0, 10:18, 13:15] = 1.0  # a stroke: scored by the detector as usual
+    with torch.no_grad():
+        score = head(x)[:, -1]
+        traced = torch.jit.trace(head, x)(x)[:, -1]
+    assert head.digit_threshold is not None
+    assert (score[:2] < head.digit_threshold).all() and (traced[:2] < head.digit_threshold).all()
+    assert score[2] > -1000.0
