@@ -83,10 +83,10 @@ def _bars(
 
 def display_bars(
     labels: np.ndarray, n: int, share: float = BAR_SHARE, shapes: tuple[np.ndarray, ...] | None = None
-) -> tuple[float, float, float] | None:
-    """When the marks are a seven-segment display's bars: the bars' median thickness and length of the
-    standing ones, and the display's lean (the shift in x per row down its standing bars); else None.
-    ``shapes``: the marks' ``bar_shapes``, when already measured."""
+) -> tuple[float, float] | None:
+    """When the marks are a seven-segment display's bars: the median length of its standing bars and
+    its lean (the shift in x per row down them); else None. ``shapes``: the marks' ``bar_shapes``, when
+    already measured."""
     if not MIN_BARS <= n <= MAX_MARKS:
         return None
     length, thick, angle, area = shapes if shapes is not None else bar_shapes(labels, n)
@@ -105,7 +105,7 @@ def display_bars(
     shift = float(np.median(1 / np.tan(lean)))
     if np.ptp(lean) > np.radians(24) or abs(shift) > MAX_LEAN:
         return None
-    return median, float(np.median(length[bar & standing])), shift
+    return float(np.median(length[bar & standing])), shift
 
 
 def digits_of_display(mask: np.ndarray, labels: np.ndarray, n: int) -> tuple[np.ndarray, int] | None:
@@ -127,7 +127,7 @@ def digits_of_display(mask: np.ndarray, labels: np.ndarray, n: int) -> tuple[np.
         found = display_bars(labels, n, BAR_SHARE_APART)
     if found is None:
         return None
-    _, standing_length, lean = found
+    standing_length, lean = found
     ys, xs = np.nonzero(labels)
     lab = labels[ys, xs] - 1
     upright = xs - lean * ys  # x where each pixel's standing bar would cross row 0

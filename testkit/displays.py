@@ -9,11 +9,11 @@ from PIL import Image, ImageDraw, ImageFilter
 from training.display_digits import LIT, Display, draw_lit
 
 
-def display_number(
-    text: str, display: Display, unlit: int | None = None, blur: float = 0.0, lit: bool = False
+def lit_number(
+    text: str, display: Display, unlit: int | None = None, blur: float = 0.0, leds: bool = False
 ) -> np.ndarray:
     """``text`` on ``display`` as gray 0..1: dark bars on white, the unlit ones in ``unlit`` (an LCD);
-    ``lit``: light bars on a dark face instead (LEDs)."""
+    ``leds``: light bars on a dark face instead."""
     pitch = display.width * 1.35 + display.slant * display.height
     img = Image.new("L", (int(pitch * len(text) + 2 * display.height), int(2 * display.height)), 255)
     draw = ImageDraw.Draw(img)
@@ -22,4 +22,4 @@ def display_number(
     if blur:
         img = img.filter(ImageFilter.GaussianBlur(blur))
     gray = np.asarray(img, np.float32) / 255.0
-    return 1.0 - gray if lit else gray
+    return 1.0 - gray if leds else gray

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from PIL import Image, ImageDraw
 
 from testkit.digits import number_cropped_flush
-from testkit.displays import display_number
+from testkit.displays import lit_number
 from testkit.reference import reference_probabilities
 from training.display_digits import BAR_ENDS, Display
 from training.pen_numbers import marked_number, stroke_number
@@ -149,7 +149,7 @@ def test_numbers_on_seven_segment_displays_are_read(reader: TestClient, name: st
         height = float(rng.uniform(60, 110))
         width, thick, gap = (height * rng.uniform(*r) for r in ((0.5, 0.6), (0.08, 0.12), (0.03, 0.06)))
         display = Display(height, width, thick, gap, rng.uniform(0, 0.15), BAR_ENDS[i % 3])
-        gray = display_number(text, display, unlit=235 if i % 4 == 1 else None, lit=i % 4 == 2)
+        gray = lit_number(text, display, unlit=235 if i % 4 == 1 else None, leds=i % 4 == 2)
         body = png_bytes((255 * gray).astype(np.uint8))
         r = reader.post(f"/v1/models/{name}/read", content=body, headers={"Content-Type": "image/png"})
         assert r.status_code == 200, r.text
