@@ -4,11 +4,16 @@ A clock, a meter or a calculator shows each digit as up to seven bars with gaps 
 digit is several marks; the reading's rules for a digit written in several strokes (``segment``) were
 made for pens, and part a 7-segment 8 into a handful of "digits". A picture whose ink lies mostly in
 straight bars of one thickness, lying flat or standing along one slant, is taken for a display, and
-its bars are grouped by the columns they share once the display's lean is straightened.
+its bars are grouped by the columns they share once the display's lean is straightened. Its decimal
+point, colon and minus are found among them where a display puts them (``display_marks``), and the
+reading takes each group for one digit (no cuts, none skipped: ``reading.candidates``).
 Handwriting and typeset digits have curved or uneven marks and are left alone.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -30,6 +35,16 @@ STACKED = 3.5  # ... when their rows are at most this many standing bars' length
 EDGE = 0.4  # a standing bar at most this share of a cell's width beside it is that digit's
 JOIN = 0.3  # standing bars beside no cell, apart by at most this share of their width, are one 1
 MAX_MARKS = 7 * 32  # a display of the most digits a picture may hold: more marks are something else
+DOT = 0.6  # a mark at most this share of a standing bar's length across is a dot or a speck, no bar
+DIGIT_HEIGHT = 1.2  # a digit is at least this many standing bars' lengths tall (two bars and a gap)
+DOT_SIDE = (0.5, 2.5)  # a dot's sides, times the bars' thickness (smaller: grain; larger: no dot)
+DOT_ASPECT = 2.0  # ... and at most this much longer one way than the other
+POINT = (0.7, 1.15)  # a decimal point's centre this far down the digits (0 their top, 1 their base)
+COLON_UPPER = (0.05, 0.6)  # a colon's upper dot's centre ...
+COLON_LOWER = (0.4, 1.05)  # ... its lower one's ...
+COLON_APART = 0.2  # ... at least this much lower
+MINUS = (0.3, 0.7)  # a minus's centre
+MINUS_REACH = 1.5  # a sign is at most this far (times a digit's height) before its number's first digit
 
 
 def bar_shapes(labels: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -81,12 +96,20 @@ def _bars(
     return flat, standing, bar
 
 
+class Bars(NamedTuple):
+    """A display's bars, measured: the median length of the standing ones, the display's lean (the
+    shift in x per row down them), and the bars' median thickness."""
+
+    length: float
+    lean: float
+    thick: float
+
+
 def display_bars(
     labels: np.ndarray, n: int, share: float = BAR_SHARE, shapes: tuple[np.ndarray, ...] | None = None
-) -> tuple[float, float] | None:
-    """When the marks are a seven-segment display's bars: the median length of its standing bars and
-    its lean (the shift in x per row down them); else None. ``shapes``: the marks' ``bar_shapes``, when
-    already measured."""
+) -> Bars | None:
+    """When the marks are a seven-segment display's bars: their ``Bars``; else None. ``shapes``: the
+    marks' ``bar_shapes``, when already measured."""
     if not MIN_BARS <= n <= MAX_MARKS:
         return None
     length, thick, angle, area = shapes if shapes is not None else bar_shapes(labels, n)
@@ -105,17 +128,28 @@ def display_bars(
     shift = float(np.median(1 / np.tan(lean)))
     if np.ptp(lean) > np.radians(24) or abs(shift) > MAX_LEAN:
         return None
-    return float(np.median(length[bar & standing])), shift
+    return Bars(float(np.median(length[bar & standing])), shift, median)
 
 
-def digits_of_display(mask: np.ndarray, labels: np.ndarray, n: int) -> tuple[np.ndarray, int] | None:
-    """When ``mask``'s marks (``labels``, 1..n) are a display's bars: labels that give each digit's bars
-    one label (the ink itself unchanged), and their count; else None.
+@dataclass(frozen=True, slots=True)
+class Grouped:
+    """A display's marks regrouped: each digit's bars under one label, each other mark under its own."""
+
+    labels: np.ndarray  # (H, W) int32, 0 = paper; the ink itself unchanged
+    count: int
+    # A decimal point, a colon, a minus: (its character, its labels, the label of a digit on its line).
+    marks: list[tuple[str, list[int], int]]
+
+
+def digits_of_display(mask: np.ndarray, labels: np.ndarray, n: int) -> Grouped | None:
+    """When ``mask``'s marks (``labels``, 1..n) are a display's bars: its digits' bars grouped, and the
+    display's punctuation (``display_marks``); else None.
 
     Straightened by the display's lean, the flat bars of one digit (top, middle, bottom) lie over one
-    another and span its cell; a standing bar belongs to the nearest cell it stands at the edge of.
-    Standing bars beside no cell are a 1 (one above the other). A decimal point or a colon's dots,
-    much smaller than a bar, stay marks of their own."""
+    another and span its cell; a standing bar belongs to the nearest cell it stands at the edge of, one
+    on each side at each height (``_standing_bars_of_cells``). Standing bars beside no cell are a 1 (one
+    above the other). A decimal point or a colon's dots, much smaller than a bar, stay marks of their
+    own."""
     if not MIN_BARS <= n <= MAX_MARKS:
         return None
     shapes = bar_shapes(labels, n)
@@ -127,18 +161,16 @@ def digits_of_display(mask: np.ndarray, labels: np.ndarray, n: int) -> tuple[np.
         found = display_bars(labels, n, BAR_SHARE_APART)
     if found is None:
         return None
-    standing_length, lean = found
+    standing_length, lean, thick = found
     ys, xs = np.nonzero(labels)
     lab = labels[ys, xs] - 1
     upright = xs - lean * ys  # x where each pixel's standing bar would cross row 0
-    x0, x1 = np.full(n, np.inf), np.full(n, -np.inf)
-    y0, y1 = np.full(n, np.inf), np.full(n, -np.inf)
-    np.minimum.at(x0, lab, upright)
-    np.maximum.at(x1, lab, upright + 1)
-    np.minimum.at(y0, lab, ys)
-    np.maximum.at(y1, lab, ys + 1)
+    box = _extents(upright, ys, upright + 1, ys + 1, lab, n)
+    x0, y0, x1, y1 = box
     area = np.bincount(lab, minlength=n)
-    bar = area >= SPECK * np.median(area)
+    # A dot or a speck, never a bar: short, for the display's bars and for their thickness.
+    small = np.maximum(x1 - x0, y1 - y0) <= min(DOT * standing_length, DOT_SIDE[1] * thick)
+    bar = (area >= SPECK * np.median(area)) & ~small
     flat = bar & (x1 - x0 > y1 - y0)
     near_rows = STACKED * standing_length
     group = np.arange(n)
@@ -158,17 +190,142 @@ def digits_of_display(mask: np.ndarray, labels: np.ndarray, n: int) -> tuple[np.
     cells = np.unique(group[flat])
     bounds = {c: (x0[group == c].min(), x1[group == c].max(), y0[group == c].min(), y1[group == c].max())
               for c in cells}  # fmt: skip
-    for i in np.flatnonzero(bar & ~flat):
-        apart = {
-            c: max(cx0 - x1[i], x0[i] - cx1, 0.0)
-            for c, (cx0, cx1, cy0, cy1) in bounds.items()
-            if max(y0[i] - cy1, cy0 - y1[i], 0.0) <= near_rows
-            and max(cx0 - x1[i], x0[i] - cx1) <= EDGE * (cx1 - cx0)
-        }
-        if apart:
-            group[i] = min(apart, key=apart.get)
+    narrow = x1 - x0 <= DOT_SIDE[1] * thick  # a standing bar alone, not joined to another at a corner
+    for i, c in _standing_bars_of_cells(bounds, x0, x1, y0, y1, bar & ~flat, narrow, near_rows).items():
+        group[i] = c
     join(bar & ~flat & ~np.isin(group, cells), -JOIN)  # a 1's two bars
     _, relabel = np.unique(group, return_inverse=True)
     joined = np.zeros_like(labels)
     joined[ys, xs] = relabel[lab] + 1
-    return joined, int(relabel.max()) + 1
+    count = int(relabel.max()) + 1
+    groups = _extents(*box, relabel, count)
+    marks = display_marks(groups, relabel, small, bar, flat, standing_length, thick)
+    return Grouped(joined, count, marks)
+
+
+def _standing_bars_of_cells(
+    bounds: dict[int, tuple[float, float, float, float]], x0: np.ndarray, x1: np.ndarray, y0: np.ndarray,
+    y1: np.ndarray, standing: np.ndarray, narrow: np.ndarray, near_rows: float,
+) -> dict[int, int]:  # fmt: skip
+    """Which cell each standing bar belongs to: the nearest it stands at the edge of (at most EDGE of
+    its width beside it), each side of a cell holding one bar at any height, the nearest bar taking it
+    (``narrow`` bars: bars joined at a corner go to the nearest cell, taking no side).
+    A 1 just before a digit stands at that digit's edge too: a bar stacked with one no cell took is the
+    1's other bar, not the digit's."""
+    claims = []
+    for i in np.flatnonzero(standing):
+        for c, (cx0, cx1, cy0, cy1) in bounds.items():
+            beside = max(cx0 - x1[i], x0[i] - cx1)
+            if max(y0[i] - cy1, cy0 - y1[i], 0.0) <= near_rows and beside <= EDGE * (cx1 - cx0):
+                claims.append((max(beside, 0.0), int(i), (c, x0[i] + x1[i] < cx0 + cx1)))  # cell, left?
+    taken: dict[int, int] = {}
+    sides: dict[tuple[int, bool], list[int]] = {}
+
+    def level(i: int, j: int) -> bool:  # side by side: their rows overlap by half the shorter
+        return min(y1[i], y1[j]) - max(y0[i], y0[j]) >= 0.5 * min(y1[i] - y0[i], y1[j] - y0[j])
+
+    for _, i, side in sorted(claims):
+        if i in taken or (narrow[i] and any(level(i, j) for j in sides.get(side, []))):
+            continue
+        taken[i] = side[0]
+        if narrow[i]:  # a bar, not bars joined at a corner: it fills its side at its height
+            sides.setdefault(side, []).append(i)
+    free = [j for j in np.flatnonzero(standing & narrow) if j not in taken]
+
+    def stacked(i: int, j: int) -> bool:  # one over the other, a bar's gap apart
+        overlap = min(x1[i], x1[j]) - max(x0[i], x0[j])
+        gap = max(y0[i] - y1[j], y0[j] - y1[i])
+        return overlap >= 0.5 * min(x1[i] - x0[i], x1[j] - x0[j]) and 0 <= gap <= 0.5 * (y1[j] - y0[j])
+
+    return {i: c for i, c in taken.items() if not any(stacked(i, j) for j in free)}
+
+
+def _extents(
+    x0: np.ndarray, y0: np.ndarray, x1: np.ndarray, y1: np.ndarray, of: np.ndarray, n: int
+) -> np.ndarray:
+    """(4, n) float: x0, y0, x1, y1 of each of n boxes holding the given boxes (or pixels), box k of
+    those whose ``of`` is k."""
+    box = np.stack([np.full(n, np.inf), np.full(n, np.inf), np.full(n, -np.inf), np.full(n, -np.inf)])
+    np.minimum.at(box[0], of, x0)
+    np.minimum.at(box[1], of, y0)
+    np.maximum.at(box[2], of, x1)
+    np.maximum.at(box[3], of, y1)
+    return box
+
+
+def display_marks(
+    groups: np.ndarray, relabel: np.ndarray, small: np.ndarray, bar: np.ndarray, flat: np.ndarray,
+    standing_length: float, thick: float,
+) -> list[tuple[str, list[int], int]]:  # fmt: skip
+    """The display's punctuation, told by where it sits against the digits beside it (upright boxes
+    ``groups`` (4, count); per mark its group ``relabel``, and whether it is ``small``, a ``bar``, a
+    ``flat`` one; the bars' ``thick``ness); as ``Grouped.marks``, labels counted from 1:
+
+        .  a dot, its centre in the lowest part of the digits, between two of them
+        :  two dots one over the other, the upper one in the digits' upper half, between two digits
+        -  a flat bar alone in its cell, halfway up the digits, between two or before the first
+
+    Thresholds in units of the digits' height, as a display draws them (DSEG's and a clock's colon
+    sits higher than a pen's: its lower dot is not on the baseline)."""
+    gx0, gy0, gx1, gy1 = groups
+    count = groups.shape[1]
+    members = [np.flatnonzero(relabel == g) for g in range(count)]
+    digit = np.array([bar[m].any() and gy1[g] - gy0[g] >= DIGIT_HEIGHT * standing_length
+                      for g, m in enumerate(members)])  # fmt: skip
+    if not digit.any():
+        return []
+    cx, cy = (gx0 + gx1) / 2, (gy0 + gy1) / 2
+
+    def line(g: int) -> tuple[np.ndarray, float] | None:
+        """The digits on the row of group ``g`` and how far down them its centre lies (0 top, 1 base)."""
+        reach = 0.25 * (gy1 - gy0)
+        on = np.flatnonzero(digit & (gy0 - reach <= cy[g]) & (cy[g] <= gy1 + reach))
+        if on.size == 0:
+            return None
+        top, base = float(np.median(gy0[on])), float(np.median(gy1[on]))
+        return on, (cy[g] - top) / max(base - top, 1.0)
+
+    def between(g: int, on: np.ndarray) -> bool:
+        return bool((cx[on] < cx[g]).any() and (cx[on] > cx[g]).any())
+
+    def anchor(on: np.ndarray, g: int) -> int:
+        """The label of the digit nearest group ``g`` on its row."""
+        return int(on[np.argmin(np.abs(cx[on] - cx[g]))]) + 1
+
+    w, h = gx1 - gx0, gy1 - gy0
+    side, long = np.minimum(w, h), np.maximum(w, h)
+    dots = [g for g, m in enumerate(members)
+            if small[m].all() and side[g] >= DOT_SIDE[0] * thick and long[g] <= DOT_SIDE[1] * thick
+            and long[g] <= DOT_ASPECT * side[g]]  # fmt: skip
+    out: list[tuple[str, list[int], int]] = []
+    used: set[int] = set()
+    for g in dots:  # a colon: an upper dot over a lower one
+        at = line(g)
+        if at is None or g in used or not COLON_UPPER[0] <= at[1] <= COLON_UPPER[1]:
+            continue
+        for k in dots:
+            below = line(k)
+            over = min(gx1[g], gx1[k]) - max(gx0[g], gx0[k])
+            if (k not in used and k != g and below is not None and over > 0
+                    and COLON_LOWER[0] <= below[1] <= COLON_LOWER[1] and below[1] - at[1] >= COLON_APART
+                    and between(g, at[0])):  # fmt: skip
+                out.append((":", [g + 1, k + 1], anchor(at[0], g)))
+                used |= {g, k}
+                break
+    for g in dots:  # a decimal point
+        at = line(g)
+        if g not in used and at is not None and POINT[0] <= at[1] <= POINT[1] and between(g, at[0]):
+            out.append((".", [g + 1], anchor(at[0], g)))
+            used.add(g)
+    for g, m in enumerate(members):  # a minus: one flat bar, alone
+        if m.size != 1 or not flat[m[0]] or digit[g]:
+            continue
+        at = line(g)
+        if at is None or not MINUS[0] <= at[1] <= MINUS[1]:
+            continue
+        on = at[0]
+        first = on[np.argmin(gx0[on])]
+        before = cx[g] < cx[first] and gx0[first] - gx1[g] <= MINUS_REACH * (gy1[first] - gy0[first])
+        if between(g, on) or before:
+            out.append(("-", [g + 1], anchor(on, g)))
+    return out

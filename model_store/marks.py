@@ -7,7 +7,7 @@ the pen's stroke width):
 
     .  a dot: roundish, at most DOT_SIZE h across, its centre on the baseline
     ,  a short stroke from the baseline down: taller than a dot, the more so the less it reaches under
-    :  two dots one over the other, the upper one about halfway up the digits
+    :  two dots one over the other, the upper one about halfway up the digits, the lower one lower
     -  a flat stroke of one pen width halfway up the digits, MINUS_LENGTH h long
 
 each drawn with the pen (PEN_MADE, PEN_STROKE: thinner is dust or a printed tick) and standing in a gap
@@ -34,7 +34,9 @@ DOT_WIDTHS = 2.5
 DOT_ASPECT = 2.2  # ... and at most this much longer one way than the other
 BASELINE = (0.72, 1.15)  # a dot's centre sits this far down the digits (0 their top, 1 their baseline)
 MIDDLE = (0.3, 0.72)  # a minus's centre
-COLON = (0.1, 0.65)  # a colon's upper dot's centre
+COLON = (0.1, 0.65)  # a colon's upper dot's centre ...
+COLON_LOW = (0.5, 1.15)  # ... and its lower one's (a clock's and some writers' sit over the baseline) ...
+COLON_APART = 0.25  # ... at least this much lower
 COMMA_FROM = 0.6  # a comma starts at least this far down the digits ...
 COMMA_SIZE = (0.5, 0.4)  # ... is at most this tall and wide (times h) ...
 COMMA_TALL = 1.75  # ... and ends on the baseline or under it, at least this tall in stroke widths, ...
@@ -168,10 +170,13 @@ def _marks(near: list[Part], m: _Metrics) -> list[tuple[str, list[Part]]]:
     low = [c for c in dots if _centred(c, m, BASELINE)]
     out: list[tuple[str, list[Part]]] = []
     used: set[int] = set()
-    for c in low:  # a colon: a dot halfway up over one on the baseline
+    for c in (c for c in dots if _centred(c, m, COLON_LOW)):  # a colon: a dot halfway up over a lower one
         for high in dots:
             over = min(c.x1, high.x1) - max(c.x0, high.x0)
-            up = _centred(high, m, COLON)
+            up = (
+                _centred(high, m, COLON)
+                and m.down((c.y0 + c.y1) / 2) - m.down((high.y0 + high.y1) / 2) >= COLON_APART
+            )
             if over > 0 and up and id(high) not in used and m.free(high, c) and m.between(high, c):
                 out.append((":", [high, c]))
                 used |= {id(high), id(c)}

@@ -29,6 +29,7 @@ from .segment import DigitCrop, Page, page_bytes
 # Touching strokes are cut along seams crossing at most this many stroke widths of ink; the next, stricter
 # limit when the alternatives would not fit in one batch (``model_store.pieces``).
 CUT_INK = (3.0, 2.2, 1.5)
+NEVER = -1e9  # the cost of skipping a display's digit: more than any reading of it
 PLAIN_CUT = 1.2  # plainly a number (``plain_number``): no digit cut through more stroke widths than this
 
 
@@ -150,6 +151,7 @@ class Candidates:
     features: np.ndarray  # (n, 6): by the rules?, width, inked height, cut ink left/right, widest hole
     pieces: list[int]  # number of pieces per line
     marks: list[Mark]  # punctuation between the digits (``model_store.marks``)
+    display: bool = False  # a display's digits as its bars grouped them: each read, none cut or skipped
 
     def spelled(self, chosen: list[int], labels: list[str]) -> tuple[str, list[Mark]]:
         """The text ``/read`` answers for the ``chosen`` crops read as ``labels`` (one each), with the
@@ -169,14 +171,17 @@ def candidates_bytes(data: bytes, max_pixels: int, max_digits: int = 32, max_cro
 def candidates(page: Page, max_crops: int = 64) -> Candidates:
     """All alternatives when they fit in ``max_crops`` crops (fewer cuts tried when they do not),
     else the rule-based digits alone."""
-    heights = [line_height(page, rules) for rules in page.lines]
-    strokes = [line_strokes(page, r, h) for r, h in zip(page.lines, heights, strict=True)]  # cut per limit
-    for limit in CUT_INK:
+    # A display's digits are its groups of bars (``model_store.displays``): cutting an 8 between its bars
+    # or skipping a digit the digit score doubts only loses digits, so they are read as grouped.
+    rules_of = [] if page.display else page.lines
+    heights = [line_height(page, rules) for rules in rules_of]
+    strokes = [line_strokes(page, r, h) for r, h in zip(rules_of, heights, strict=True)]  # cut per limit
+    for limit in () if page.display else CUT_INK:
         lines = [line_pieces(*line, limit) for line in zip(strokes, page.lines, heights, strict=True)]
         runs = [line_runs(line, rules) for line, rules in zip(lines, page.lines, strict=True)]
         if sum(len(r) for r in runs) <= max_crops:
             break
-    else:  # more alternatives than one batch holds however few the cuts: the rules alone
+    else:  # a display, or more alternatives than one batch holds however few the cuts: the rules alone
         # only the pieces are read from here on: no rows or height to measure
         lines = [Line(list(rules), np.zeros((len(rules), 2)), [], 0.0) for rules in page.lines]
         runs = [
@@ -193,9 +198,8 @@ def candidates(page: Page, max_crops: int = 64) -> Candidates:
                 features.append(feats)
     if not crops:
         raise NoInk("no ink found: the picture is empty")
-    return Candidates(
-        crops, spans, np.asarray(features).reshape(-1, 6), [len(ln.pieces) for ln in lines], page.marks
-    )
+    pieces = [len(ln.pieces) for ln in lines]
+    return Candidates(crops, spans, np.asarray(features).reshape(-1, 6), pieces, page.marks, page.display)
 
 
 def choose(
@@ -203,7 +207,8 @@ def choose(
 ) -> list[int]:
     """The crops to read, in reading order: per line, the path through its pieces with the highest
     total score (see ``terms``)."""
-    return best_path(cands, terms(cands, outputs, threshold) @ weights.vector(), weights.skip)
+    skip = NEVER if cands.display else weights.skip
+    return best_path(cands, terms(cands, outputs, threshold) @ weights.vector(), skip)
 
 
 def plain_number(

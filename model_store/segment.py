@@ -75,6 +75,7 @@ class Page:
     scale: tuple[float, float]  # picture pixels per ink pixel (x, y)
     offset: tuple[int, int] = (0, 0)  # where the ink's (0, 0) lies in the picture (x, y)
     marks: list[Mark] = field(default_factory=list)  # punctuation between the digits (``marks``)
+    display: bool = False  # a display's digits, its bars grouped per digit (``displays``)
 
     def box(self, parts: list[Part]) -> tuple[int, int, int, int]:
         """x0, y0, x1, y1 of some parts together, in the picture's own pixels."""
@@ -115,7 +116,7 @@ def read_page(
         raise NoInk("no ink found: the picture is empty")
     display = digits_of_display(mask, labels, n)  # a display's bars: one mark per digit
     if display is not None:
-        labels, n = display
+        labels, n = display.labels, display.count
     every = _parts(labels, n)
     parts = _without_specks(every)
     # Labelling is linear in the pixels; merging is quadratic in the parts: refuse noise early.
@@ -123,18 +124,22 @@ def read_page(
         raise TooManyDigits(len(parts), max_digits)
     parts = _without_enclosures(parts)
     writing = _writing(parts)
-    found_marks = find_marks(every, writing, labels)
+    if display is None:
+        found_marks = find_marks(every, writing, labels)
+    else:  # a display's punctuation sits where a display puts it, not where a pen does
+        by_label = {p.labels[0]: p for p in every}
+        found_marks = [(char, [by_label[k] for k in ks], anchor) for char, ks, anchor in display.marks]
     # The digits grouped again without the marks: a minus beside a 7 is not one of its strokes (most
     # dots were specks, left out already).
     taken = {p.labels[0] for _, mark_parts, _ in found_marks for p in mark_parts}
     if any(p.labels[0] in taken for p in parts):
         parts = [p for p in parts if p.labels[0] not in taken]
         writing = _writing(parts)
-    lines = [_split_line(line, labels) for line in writing]
+    lines = writing if display is not None else [_split_line(line, labels) for line in writing]
     found = sum(len(line) for line in lines)
     if found > max_digits:
         raise TooManyDigits(found, max_digits)
-    page = Page(x, labels, lines, parts, scale, offset)
+    page = Page(x, labels, lines, parts, scale, offset, display=display is not None)
     line_of = {label: i for i, line in enumerate(writing) for q in line for label in q.labels}
     page.marks = [
         Mark(char, page.box(mark_parts), line_of[anchor])

@@ -8,17 +8,36 @@ from PIL import Image, ImageDraw, ImageFilter
 
 from training.display_digits import LIT, Display, draw_lit
 
+# Where a display's punctuation sits, down its digits (0 their top, 1 their bottom): a decimal point's
+# dot on the bottom, a colon's two (a clock's: both off the bottom). A minus is the middle bar alone.
+DOTS = {".": (0.92,), ":": (0.3, 0.7)}
+NARROW = 0.45  # a point's or a colon's cell, times a digit's pitch
+
 
 def lit_number(
-    text: str, display: Display, unlit: int | None = None, blur: float = 0.0, leds: bool = False
-) -> np.ndarray:
-    """``text`` on ``display`` as gray 0..1: dark bars on white, the unlit ones in ``unlit`` (an LCD);
-    ``leds``: light bars on a dark face instead."""
-    pitch = display.width * 1.35 + display.slant * display.height
-    img = Image.new("L", (int(pitch * len(text) + 2 * display.height), int(2 * display.height)), 255)
+    text: str, display: Display, unlit: int | None = None, blur: float = 0.0, leds: bool = False,
+    pitch: float = 1.35,
+) -> np.ndarray:  # fmt: skip
+    """``text`` (digits, '.', ':', '-') on ``display`` as gray 0..1: dark bars on white, the unlit ones
+    in ``unlit`` (an LCD); ``leds``: light bars on a dark face instead; ``pitch``: from one digit to
+    the next, in digit widths."""
+    pitch = display.width * pitch + display.slant * display.height
+    width = sum(NARROW * pitch if c in DOTS else pitch for c in text)
+    img = Image.new("L", (int(width + 2 * display.height), int(2 * display.height)), 255)
     draw = ImageDraw.Draw(img)
-    for i, c in enumerate(text):
-        draw_lit(draw, LIT[int(c)][0], display, display.height + i * pitch, display.height / 2, 20, unlit)
+    left, top = display.height, display.height / 2
+    for c in text:
+        if c in DOTS:
+            side = 1.2 * display.thick
+            for down in DOTS[c]:
+                y = top + down * display.height
+                x = left + display.slant * (display.height - down * display.height) + 0.1 * pitch
+                draw.rectangle([x, y - side / 2, x + side, y + side / 2], fill=20)
+            left += NARROW * pitch
+            continue
+        lit = "g" if c == "-" else LIT[int(c)][0]
+        draw_lit(draw, lit, display, left, top, 20, unlit)
+        left += pitch
     if blur:
         img = img.filter(ImageFilter.GaussianBlur(blur))
     gray = np.asarray(img, np.float32) / 255.0

@@ -21,7 +21,9 @@ Families, each a list of (gray uint8 picture, the number's text), 1-8 digits (th
 - ``cropped``: the pen strokes cropped flush to their ink before sending (the strokes cross the border),
   at 35-100% of the pad's size, light on dark in one of five;
 - ``displays``: the number on a seven-segment display (``training.display_fonts``: the DSEG7 faces, printed,
-  on an LCD with its unlit segments showing, or lit LEDs), needs ``fonts-dseg``.
+  on an LCD with its unlit segments showing, or lit LEDs), needs ``fonts-dseg``;
+- ``display_marks``: the numbers of ``marks`` but the ones with a comma (12.5, -42, 12:30, 10-20) on the
+  displays of ``displays``, where a clock, a meter or a scale shows them.
 
 ``fit-reader`` fits on ``DIGIT_FAMILIES``: digits alone, on level pages.
 """
@@ -49,7 +51,7 @@ from .pen_numbers import marked_number, stroke_number
 Sample = tuple[np.ndarray, str]
 
 DIGIT_FAMILIES = ("mnist", "strokes", "touching", "fonts", "photos", "forms", "notebook")
-FAMILIES = (*DIGIT_FAMILIES, "marks", "turned_forms", "page_scans", "cropped", "displays")
+FAMILIES = (*DIGIT_FAMILIES, "marks", "turned_forms", "page_scans", "cropped", "displays", "display_marks")
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
 FONTS = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSerif.ttf", "DejaVuSansMono.ttf",
          "DejaVuSansCondensed.ttf", "DejaVuSans-Oblique.ttf", "DejaVuSerif-Bold.ttf")  # fmt: skip
@@ -135,6 +137,14 @@ def random_marked(rng: np.random.Generator) -> str:
     return f"{a}-{a + int(rng.integers(1, 100))}"  # a range
 
 
+def random_displayed(rng: np.random.Generator) -> str:
+    """A number with punctuation as a display shows it: ``random_marked``'s without a comma (a display has
+    none: a decimal point, a minus, a time of day, a range)."""
+    while "," in (text := random_marked(rng)):
+        pass
+    return text
+
+
 def make_family(
     family: str, count: int, seed: int = 0, mnist: tuple[np.ndarray, np.ndarray] | None = None
 ) -> list[Sample]:
@@ -165,13 +175,13 @@ def make_family(
         make = lambda t: page_scan_number(t, rng)  # noqa: E731
     elif family == "cropped":
         make = lambda t: cropped_number(t, rng)  # noqa: E731
-    elif family == "displays":
+    elif family in ("displays", "display_marks"):
         fonts = required_fonts()
         make = lambda t: display_number(t, rng, fonts)  # noqa: E731
     else:
         raise ValueError(f"unknown family {family!r}; choose from {FAMILIES}")
     out = []
     for _ in range(count):
-        text = random_marked(rng) if family == "marks" else random_number(rng)
+        text = {"marks": random_marked, "display_marks": random_displayed}.get(family, random_number)(rng)
         out.append((make(text), text))
     return out

@@ -8,9 +8,12 @@ import pytest
 from model_store import segment as segment_module
 from model_store.components import label_components
 from model_store.displays import display_bars
-from model_store.segment import INK, TooManyDigits, ink_map, read_page
+from model_store.marks import spell
+from model_store.reading import candidates, choose
+from model_store.segment import INK, TooManyDigits, ink_map, page_bytes, read_page
 from testkit.displays import lit_number
 from training.display_digits import BAR_ENDS, Display
+from training.display_fonts import DisplayFontsMissing, display_picture, required_fonts
 from training.numbers import make_family
 
 
@@ -55,3 +58,49 @@ def test_bars_joined_at_their_corners_are_cut_apart_and_grouped() -> None:
     labels, n = label_components(mask)
     assert n == 8 and display_bars(labels, n) is None  # not bars as they are
     assert [len(line) for line in read_page(gray).lines] == [4]
+
+
+@pytest.mark.parametrize("text", ["12.5", "12:30", "-42", "-7.25", "10-20", "0.05"])
+@pytest.mark.parametrize("slant", [0.0, 0.12])
+def test_a_displays_point_colon_and_minus_are_read(text: str, slant: float) -> None:
+    """A display's punctuation sits where a display puts it (a clock's colon off the baseline, a minus
+    as the middle bar alone): found among the grouped bars and spelled between the right digits.
+    Before, the point and the colon were lost ("125", "1230") and a minus was read as a digit."""
+    page = read_page(
+        lit_number(text, Display(height=100, width=54, thick=10, gap=7, slant=slant, end="pointed"))
+    )
+    assert page.display
+    digits = [c for c in text if c.isdigit()]
+    (line,) = page.lines
+    assert len(line) == len(digits)
+    spelled, kept = spell([(d, (p.x0, p.y0, p.x1, p.y1), 0) for d, p in zip(digits, line, strict=True)],
+                          page.marks)  # fmt: skip
+    assert spelled == text and len(kept) == len(page.marks)
+
+
+@pytest.mark.parametrize("face", ["DSEG7Classic-Regular.ttf", "DSEG7ClassicMini-Bold.ttf"])
+def test_a_1_just_before_a_digit_is_a_digit_of_its_own(face: str) -> None:
+    """A display lights a 1's bars on the right of its cell, close before the next digit's left bars
+    (DSEG's faces as the service sees them): the nearer bars are that digit's, one each side at each
+    height, and a bar stacked with a 1's bar no digit took is the 1's. With each standing bar going to
+    the nearest cell it stood beside, 2 of these 16 had a 1 joined to its neighbour."""
+    try:
+        font = next(f for f in required_fonts() if f.name == face)
+    except DisplayFontsMissing as exc:
+        pytest.skip(str(exc))
+    for text in ["41109", "1015", "2119", "7130", "1618", "31415", "1066", "9110"]:
+        page = page_bytes(display_picture(text, np.random.default_rng(3), font, "print", 60), 4_000_000)
+        assert page.display and [len(line) for line in page.lines] == [len(text)], text
+
+
+def test_a_displays_digits_are_read_as_grouped() -> None:
+    """No cut through a display's digit (an 8's bars are apart, a cut between them is free) and none
+    skipped, however little the digit score thinks of one: each group is read."""
+    page = read_page(
+        lit_number("808", Display(height=100, width=54, thick=10, gap=7, slant=0.1, end="bevelled"))
+    )
+    cands = candidates(page)
+    assert cands.display and len(cands.crops) == 3
+    outputs = np.full((3, 11), 0.01, np.float32)
+    outputs[:, 8], outputs[:, 10] = 0.9, [5.0, -50.0, 5.0]  # the middle one no digit to the score
+    assert choose(cands, outputs, threshold=0.0) == [0, 1, 2]

@@ -20,7 +20,9 @@ COMMA: list[Stroke] = [[(0.06, 0.9), (0.0, 1.2)]]  # from the baseline down
 COLON: list[Stroke] = [[(0.0, 0.4), (0.005, 0.405)], [(0.0, 0.97), (0.005, 0.975)]]
 MINUS: list[Stroke] = [[(0.0, 0.5), (0.4, 0.5)]]
 LOW_DOT: list[Stroke] = [[(0.0, 1.03), (0.005, 1.035)]]  # a point a little under the baseline
-GLYPHS = {".": DOT, ",": COMMA, ":": COLON, "-": MINUS, "_": LOW_DOT}
+HIGH_COLON: list[Stroke] = [[(0.0, 0.3), (0.005, 0.305)], [(0.0, 0.7), (0.005, 0.705)]]  # as a clock's
+GLYPHS = {".": DOT, ",": COMMA, ":": COLON, "-": MINUS, "_": LOW_DOT, ";": HIGH_COLON}
+AS_READ = {"_": ".", ";": ":"}
 
 
 def written(text: str) -> np.ndarray:
@@ -34,11 +36,11 @@ def written(text: str) -> np.ndarray:
     return write(glyphs, lefts, size=(max(840, int((x + 0.3) * HEIGHT)), 280))
 
 
-@pytest.mark.parametrize("text", ["12.5", "3,5", "12:30", "-42", "10-20", "1,000.25", "-0.5", "1_5"])
+@pytest.mark.parametrize("text", ["12.5", "3,5", "12:30", "-42", "10-20", "1,000.25", "-0.5", "1_5", "12;30"])
 def test_marks_between_digits_are_found_in_order(text: str) -> None:
     page = read_page(written(text))
     marks = sorted(page.marks, key=lambda m: m.x)
-    assert [m.char for m in marks] == [{"_": "."}.get(c, c) for c in text if not c.isdigit()]
+    assert [m.char for m in marks] == [AS_READ.get(c, c) for c in text if not c.isdigit()]
     assert all(m.line == 0 for m in marks)
     # The digits are read without them: one rule-based digit per digit, none holding a mark's ink.
     digits = page.lines[0]
