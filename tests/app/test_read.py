@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -138,15 +139,18 @@ def test_a_number_with_a_shadow_across_it_is_read(reader: TestClient, name: str)
     assert sum(r == t for r, t in zip(read, texts, strict=True)) >= 8, list(zip(read, texts, strict=True))
 
 
-@pytest.mark.parametrize("name", ["cnn-mnist", "vit-mnist"])
-def test_numbers_on_seven_segment_displays_are_read(reader: TestClient, name: str) -> None:
-    """Dark bars on white, an LCD's faint unlit bars, light bars on a dark face: each digit's bars are
-    grouped into one digit (model_store.displays) and read by models that saw display digits in training.
-    Before both, 2 (cnn) and 3 (vit) of these 12 were read; now 12 and 11."""
-    rng = np.random.default_rng(5)
+def two_to_five_digits(rng: np.random.Generator) -> str:
+    return "".join(str(d) for d in rng.integers(0, 10, int(rng.integers(2, 6))))
+
+
+def read_on_displays(
+    reader: TestClient, name: str, rng: np.random.Generator, number: Callable[[np.random.Generator], str]
+) -> list[tuple[str, str]]:
+    """12 numbers drawn by ``number`` on displays of random geometry, dark bars on white, an LCD's faint
+    unlit bars or light bars on a dark face, each sent to ``/read``: (text read, text shown)."""
     read = []
     for i in range(12):
-        text = "".join(str(d) for d in rng.integers(0, 10, int(rng.integers(2, 6))))
+        text = number(rng)
         height = float(rng.uniform(60, 110))
         width, thick, gap = (height * rng.uniform(*r) for r in ((0.5, 0.6), (0.08, 0.12), (0.03, 0.06)))
         display = Display(height, width, thick, gap, rng.uniform(0, 0.15), BAR_ENDS[i % 3])
@@ -155,6 +159,14 @@ def test_numbers_on_seven_segment_displays_are_read(reader: TestClient, name: st
         r = reader.post(f"/v1/models/{name}/read", content=body, headers={"Content-Type": "image/png"})
         assert r.status_code == 200, r.text
         read.append((r.json()["text"], text))
+    return read
+
+
+@pytest.mark.parametrize("name", ["cnn-mnist", "vit-mnist"])
+def test_numbers_on_seven_segment_displays_are_read(reader: TestClient, name: str) -> None:
+    """Each digit's bars are grouped into one digit (model_store.displays) and read by models that saw
+    display digits in training. Before both, 2 (cnn) and 3 (vit) of these 12 were read; now 12 and 11."""
+    read = read_on_displays(reader, name, np.random.default_rng(5), two_to_five_digits)
     assert sum(got == text for got, text in read) >= 10, read
 
 
@@ -164,18 +176,7 @@ def test_a_displays_point_colon_and_minus_are_read(reader: TestClient, name: str
     its bars (model_store.displays) and spelled between the digits. Before, 8 (cnn) and 7 (vit) of these
     12 were read, every colon and some points lost ("1048", "1446"); now 12 and 9 (the ViT reads a
     display's 6 as a 5 at times, and an 8 as a 0)."""
-    rng = np.random.default_rng(11)
-    read = []
-    for i in range(12):
-        text = random_displayed(rng)
-        height = float(rng.uniform(60, 110))
-        width, thick, gap = (height * rng.uniform(*r) for r in ((0.5, 0.6), (0.08, 0.12), (0.03, 0.06)))
-        display = Display(height, width, thick, gap, rng.uniform(0, 0.15), BAR_ENDS[i % 3])
-        gray = lit_number(text, display, unlit=235 if i % 4 == 1 else None, leds=i % 4 == 2)
-        body = png_bytes((255 * gray).astype(np.uint8))
-        r = reader.post(f"/v1/models/{name}/read", content=body, headers={"Content-Type": "image/png"})
-        assert r.status_code == 200, r.text
-        read.append((r.json()["text"], text))
+    read = read_on_displays(reader, name, np.random.default_rng(11), random_displayed)
     assert sum(got == text for got, text in read) >= 9, read
 
 
