@@ -32,7 +32,7 @@ FLAT_RUN = 1.8  # a row's run of ink this many times the median run is a flat ba
 SPECK = 0.2  # a mark under this share of the bars' median area is left out of the count (a dot, grain)
 CELL_OVERLAP = 0.5  # flat bars sharing this share of the shorter one's columns are one digit's ...
 STACKED = 3.5  # ... when their rows are at most this many standing bars' lengths apart (a digit's height)
-EDGE = 0.4  # a standing bar at most this share of a cell's width beside it is that digit's
+EDGE = 0.2  # a standing bar at most this share of a cell's width beside it is that digit's
 JOIN = 0.3  # standing bars beside no cell, apart by at most this share of their width, are one 1
 MAX_MARKS = 7 * 32  # a display of the most digits a picture may hold: more marks are something else
 DOT = 0.6  # a mark at most this share of a standing bar's length across is a dot or a speck, no bar
@@ -44,6 +44,9 @@ COLON_UPPER = (0.05, 0.6)  # a colon's upper dot's centre ...
 COLON_LOWER = (0.4, 1.05)  # ... its lower one's ...
 COLON_APART = 0.2  # ... at least this much lower
 MINUS = (0.3, 0.7)  # a minus's centre
+POINT_BESIDE = (1.5, 4.0)  # a standing bar with a point touching it is this many bars' thickness wide ...
+POINT_TALL = 1.4  # ... and at least this many times as tall as wide, ...
+POINT_LOW = 0.6  # ... the point jutting out beside its lowest part (this share of its height down)
 MINUS_REACH = 1.5  # a sign is at most this far (times a digit's height) before its number's first digit
 
 
@@ -165,6 +168,7 @@ def digits_of_display(mask: np.ndarray, labels: np.ndarray, n: int) -> Grouped |
     ys, xs = np.nonzero(labels)
     lab = labels[ys, xs] - 1
     upright = xs - lean * ys  # x where each pixel's standing bar would cross row 0
+    lab, n = _points_apart(lab, upright, ys, n, thick)
     box = _extents(upright, ys, upright + 1, ys + 1, lab, n)
     x0, y0, x1, y1 = box
     area = np.bincount(lab, minlength=n)
@@ -201,6 +205,46 @@ def digits_of_display(mask: np.ndarray, labels: np.ndarray, n: int) -> Grouped |
     groups = _extents(*box, relabel, count)
     marks = display_marks(groups, relabel, small, bar, flat, standing_length, thick)
     return Grouped(joined, count, marks)
+
+
+def _points_apart(
+    lab: np.ndarray, upright: np.ndarray, ys: np.ndarray, n: int, thick: float
+) -> tuple[np.ndarray, int]:
+    """Each pixel's mark (``lab``, 0..n-1), with a decimal point that touches a standing bar at its
+    lower end a mark of its own (n, n + 1, ...). A display puts its point close by its digit's lower
+    corner, and at the working size the two often touch: the bar's rows are then wider at the bottom,
+    where the point juts out beside the bar's columns (``upright``: the pixels' straightened columns)."""
+    box = _extents(upright, ys, upright + 1, ys + 1, lab, n)
+    wide, tall = box[2] - box[0], box[3] - box[1]
+    suspects = np.flatnonzero((wide > POINT_BESIDE[0] * thick) & (wide <= POINT_BESIDE[1] * thick)
+                              & (tall >= POINT_TALL * wide))  # fmt: skip
+    if suspects.size == 0:
+        return lab, n
+    lab = lab.copy()
+    for i in suspects:
+        own = np.flatnonzero(lab == i)
+        u, row = upright[own], ys[own] - int(box[1, i])
+        rows = int(tall[i])
+        left, right = np.full(rows, np.inf), np.full(rows, -np.inf)
+        np.minimum.at(left, row, u)
+        np.maximum.at(right, row, u + 1)
+        b0, b1 = np.median(left), np.median(right)  # the bar's columns: most rows are the bar alone
+        for jut in (u >= b1 + 1, u < b0 - 1):  # beside the bar's right edge, or its left
+            if not jut.any():
+                continue
+            pu, py = u[jut], ys[own][jut]
+            side, long = sorted((float(np.ptp(pu) + 1), float(np.ptp(py) + 1)))
+            low = (py.mean() - box[1, i]) / tall[i] >= POINT_LOW
+            if (
+                low
+                and DOT_SIDE[0] * thick <= side
+                and long <= DOT_SIDE[1] * thick
+                and long <= DOT_ASPECT * side
+            ):
+                lab[own[jut]] = n
+                n += 1
+                break
+    return lab, n
 
 
 def _standing_bars_of_cells(

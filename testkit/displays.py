@@ -16,11 +16,11 @@ NARROW = 0.45  # a point's or a colon's cell, times a digit's pitch
 
 def lit_number(
     text: str, display: Display, unlit: int | None = None, blur: float = 0.0, leds: bool = False,
-    pitch: float = 1.35,
+    pitch: float = 1.35, touching: bool = False,
 ) -> np.ndarray:  # fmt: skip
     """``text`` (digits, '.', ':', '-') on ``display`` as gray 0..1: dark bars on white, the unlit ones
     in ``unlit`` (an LCD); ``leds``: light bars on a dark face instead; ``pitch``: from one digit to
-    the next, in digit widths."""
+    the next, in digit widths; ``touching``: a point or a colon drawn against the digit before it."""
     pitch = display.width * pitch + display.slant * display.height
     width = sum(NARROW * pitch if c in DOTS else pitch for c in text)
     img = Image.new("L", (int(width + 2 * display.height), int(2 * display.height)), 255)
@@ -31,7 +31,8 @@ def lit_number(
             side = 1.2 * display.thick
             for down in DOTS[c]:
                 y = top + down * display.height
-                x = left + display.slant * (display.height - down * display.height) + 0.1 * pitch
+                x = left + display.slant * (display.height - down * display.height)
+                x += -(pitch - display.width) - 0.3 * side if touching else 0.1 * pitch
                 draw.rectangle([x, y - side / 2, x + side, y + side / 2], fill=20)
             left += NARROW * pitch
             continue
