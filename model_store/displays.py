@@ -152,7 +152,7 @@ def digits_of_display(mask: np.ndarray, labels: np.ndarray, n: int) -> Grouped |
     another and span its cell; a standing bar belongs to the nearest cell it stands at the edge of, one
     on each side at each height (``_standing_bars_of_cells``). Standing bars beside no cell are a 1 (one
     above the other). A decimal point or a colon's dots, much smaller than a bar, stay marks of their
-    own."""
+    own, a point touching its digit's bar cut off from it first (``_points_apart``)."""
     if not MIN_BARS <= n <= MAX_MARKS:
         return None
     shapes = bar_shapes(labels, n)
@@ -281,7 +281,7 @@ def _standing_bars_of_cells(
         gap = max(y0[i] - y1[j], y0[j] - y1[i])
         return overlap >= 0.5 * min(x1[i] - x0[i], x1[j] - x0[j]) and 0 <= gap <= 0.5 * (y1[j] - y0[j])
 
-    return {i: c for i, c in taken.items() if not any(stacked(i, j) for j in free)}
+    return {i: c for i, c in taken.items() if not (narrow[i] and any(stacked(i, j) for j in free))}
 
 
 def _extents(
