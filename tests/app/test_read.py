@@ -356,3 +356,13 @@ def test_pixels_get_no_hint_and_hints_can_be_switched_off(make_client, shipped_s
         "/v1/models/vit-mnist/predict", content=number_png("2026"), headers={"Content-Type": "image/png"}
     )
     assert r.status_code == 200 and r.json()["is_digit"] is False and "hint" not in r.json()
+
+
+@pytest.mark.parametrize("name", ["cnn-mnist", "vit-mnist"])
+def test_the_readmes_clock_reads_as_it_says(reader: TestClient, name: str) -> None:
+    """docs/examples/clock.jpg, the README's display example (an LCD clock's "12:30", DSEG7 Classic):
+    the colon read between the digits (before, "1230": its lower dot is off the baseline)."""
+    body = (Path(__file__).resolve().parents[2] / "docs" / "examples" / "clock.jpg").read_bytes()
+    r = reader.post(f"/v1/models/{name}/read", files={"file": ("clock.jpg", body, "image/jpeg")})
+    assert r.status_code == 200, r.text
+    assert r.json()["text"] == "12:30" and [m["mark"] for m in r.json()["marks"]] == [":"]
