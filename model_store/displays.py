@@ -341,25 +341,22 @@ def display_marks(
     dots = [g for g, m in enumerate(members)
             if small[m].all() and side[g] >= DOT_SIDE[0] * thick and long[g] <= DOT_SIDE[1] * thick
             and long[g] <= DOT_ASPECT * side[g]]  # fmt: skip
+    placed = {g: at for g in dots if (at := line(g)) is not None}  # each dot's row and depth, once
     out: list[tuple[str, list[int], int]] = []
     used: set[int] = set()
-    for g in dots:  # a colon: an upper dot over a lower one
-        at = line(g)
-        if at is None or g in used or not COLON_UPPER[0] <= at[1] <= COLON_UPPER[1]:
+    for g, (on, down) in placed.items():  # a colon: an upper dot over a lower one
+        if g in used or not COLON_UPPER[0] <= down <= COLON_UPPER[1] or not between(g, on):
             continue
-        for k in dots:
-            below = line(k)
+        for k, (_, lower) in placed.items():
             over = min(gx1[g], gx1[k]) - max(gx0[g], gx0[k])
-            if (k not in used and k != g and below is not None and over > 0
-                    and COLON_LOWER[0] <= below[1] <= COLON_LOWER[1] and below[1] - at[1] >= COLON_APART
-                    and between(g, at[0])):  # fmt: skip
-                out.append((":", [g + 1, k + 1], anchor(at[0], g)))
+            if (k not in used and k != g and over > 0 and COLON_LOWER[0] <= lower <= COLON_LOWER[1]
+                    and lower - down >= COLON_APART):  # fmt: skip
+                out.append((":", [g + 1, k + 1], anchor(on, g)))
                 used |= {g, k}
                 break
-    for g in dots:  # a decimal point
-        at = line(g)
-        if g not in used and at is not None and POINT[0] <= at[1] <= POINT[1] and between(g, at[0]):
-            out.append((".", [g + 1], anchor(at[0], g)))
+    for g, (on, down) in placed.items():  # a decimal point
+        if g not in used and POINT[0] <= down <= POINT[1] and between(g, on):
+            out.append((".", [g + 1], anchor(on, g)))
             used.add(g)
     for g, m in enumerate(members):  # a minus: one flat bar, alone
         if m.size != 1 or not flat[m[0]] or digit[g]:

@@ -29,6 +29,7 @@ from .segment import DigitCrop, Page, page_bytes
 # Touching strokes are cut along seams crossing at most this many stroke widths of ink; the next, stricter
 # limit when the alternatives would not fit in one batch (``model_store.pieces``).
 CUT_INK = (3.0, 2.2, 1.5)
+Runs = list[list[tuple[int, int, np.ndarray]]]  # per line: (first piece, end piece, features) per crop
 NEVER = -1e9  # the cost of skipping a display's digit: more than any reading of it
 PLAIN_CUT = 1.2  # plainly a number (``plain_number``): no digit cut through more stroke widths than this
 
@@ -170,24 +171,11 @@ def candidates_bytes(data: bytes, max_pixels: int, max_digits: int = 32, max_cro
 
 def candidates(page: Page, max_crops: int = 64) -> Candidates:
     """All alternatives when they fit in ``max_crops`` crops (fewer cuts tried when they do not),
-    else the rule-based digits alone."""
-    # A display's digits are its groups of bars (``model_store.displays``): cutting an 8 between its bars
-    # or skipping a digit the digit score doubts only loses digits, so they are read as grouped.
-    rules_of = [] if page.display else page.lines
-    heights = [line_height(page, rules) for rules in rules_of]
-    strokes = [line_strokes(page, r, h) for r, h in zip(rules_of, heights, strict=True)]  # cut per limit
-    for limit in () if page.display else CUT_INK:
-        lines = [line_pieces(*line, limit) for line in zip(strokes, page.lines, heights, strict=True)]
-        runs = [line_runs(line, rules) for line, rules in zip(lines, page.lines, strict=True)]
-        if sum(len(r) for r in runs) <= max_crops:
-            break
-    else:  # a display, or more alternatives than one batch holds however few the cuts: the rules alone
-        # only the pieces are read from here on: no rows or height to measure
-        lines = [Line(list(rules), np.zeros((len(rules), 2)), [], 0.0) for rules in page.lines]
-        runs = [
-            [(i, i + 1, np.array([1.0, 0.5, 1.0, 0, 0, 0])) for i in range(len(rules))]
-            for rules in page.lines
-        ]
+    else the rule-based digits alone. A display's digits are its groups of bars (``model_store.displays``):
+    cutting an 8 between its bars or skipping a digit the digit score doubts only loses digits, so they
+    are read as grouped, the rules' digits alone."""
+    found = None if page.display else _alternatives(page, max_crops)
+    lines, runs = found if found is not None else _rules_alone(page)
     crops, spans, features = [], [], []
     for line_no, (line, listed) in enumerate(zip(lines, runs, strict=True)):
         for start, end, feats in listed:
@@ -200,6 +188,29 @@ def candidates(page: Page, max_crops: int = 64) -> Candidates:
         raise NoInk("no ink found: the picture is empty")
     pieces = [len(ln.pieces) for ln in lines]
     return Candidates(crops, spans, np.asarray(features).reshape(-1, 6), pieces, page.marks, page.display)
+
+
+def _alternatives(page: Page, max_crops: int) -> tuple[list[Line], Runs] | None:
+    """Each line's pieces and the runs of them to read, with the most cuts that fit in ``max_crops``
+    crops; None when even the fewest cuts give more."""
+    heights = [line_height(page, rules) for rules in page.lines]
+    strokes = [line_strokes(page, r, h) for r, h in zip(page.lines, heights, strict=True)]  # cut per limit
+    for limit in CUT_INK:
+        lines = [line_pieces(*line, limit) for line in zip(strokes, page.lines, heights, strict=True)]
+        runs = [line_runs(line, rules) for line, rules in zip(lines, page.lines, strict=True)]
+        if sum(len(r) for r in runs) <= max_crops:
+            return lines, runs
+    return None
+
+
+def _rules_alone(page: Page) -> tuple[list[Line], Runs]:
+    """The rule-based digits as the pieces, each read alone (only the pieces are read from here on: no
+    rows or height to measure)."""
+    lines = [Line(list(rules), np.zeros((len(rules), 2)), [], 0.0) for rules in page.lines]
+    runs = [
+        [(i, i + 1, np.array([1.0, 0.5, 1.0, 0, 0, 0])) for i in range(len(rules))] for rules in page.lines
+    ]
+    return lines, runs
 
 
 def choose(
