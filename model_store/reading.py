@@ -227,12 +227,13 @@ def plain_number(
 ) -> str | None:  # fmt: skip
     """The text when the picture is plainly a number of several digits, else None: the reading
     ``choose`` makes has two digits or more, each a digit to the digit score, at least one of them whole
-    strokes, and none cut from a neighbour through more than PLAIN_CUT stroke widths of ink (two digits
-    touching at a point). What a one-digit route's ``hint`` rests on: a letter, a shape or a scribble is
-    read as digits mostly by cutting all its strokes, or through thick ink, or its pieces are no digits to
-    the score (docs/reading.md, A number sent as one digit)."""
+    strokes, none cut from a neighbour through more than PLAIN_CUT stroke widths of ink (two digits
+    touching at a point), and no piece of the picture left unread. What a one-digit route's ``hint``
+    rests on: a letter, a shape or a scribble is read as digits mostly by cutting all its strokes, or
+    through thick ink, or its pieces are no digits to the score; a photo's blobs are read as digits here
+    and there among others skipped (docs/reading.md, A number sent as one digit)."""
     chosen = choose(cands, outputs, threshold)
-    if len(chosen) < 2:
+    if len(chosen) < 2 or _skips_a_piece(cands, chosen):
         return None
     cuts = cands.features[chosen, 3:5]
     if cuts.max() > PLAIN_CUT or cuts.any(axis=1).all():
@@ -240,6 +241,16 @@ def plain_number(
     if threshold is not None and not all(outputs[i, -1] >= threshold for i in chosen):
         return None
     return cands.spelled(chosen, [labels[int(outputs[i, :-1].argmax())] for i in chosen])[0]
+
+
+def _skips_a_piece(cands: Candidates, chosen: list[int]) -> bool:
+    """Whether the reading leaves some piece of the picture unread: a line's crops do not cover its
+    pieces."""
+    read = np.zeros(len(cands.pieces), int)
+    for k in chosen:
+        line, start, end = cands.spans[k]
+        read[line] += end - start
+    return bool((read < np.asarray(cands.pieces)).any())
 
 
 def best_path(cands: Candidates, score: np.ndarray, skip: float) -> list[int]:

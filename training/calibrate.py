@@ -75,7 +75,7 @@ def add_calibrate_args(p: argparse.ArgumentParser, settings) -> None:
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the outliers, drawn and corrupted digits measured on; the detector is "
                         "fitted on seeds seed+1, seed+2, ...; default: 0")  # fmt: skip
-    p.add_argument("--fit-seeds", type=int, default=3, help="outlier seeds to fit on; default: 3")
+    p.add_argument("--fit-seeds", type=int, default=6, help="outlier seeds to fit on; default: 6")
     p.add_argument("--corrupted-per-kind", type=int, default=60,
                    help="digits per corruption, fitted on and measured on; default: 60")  # fmt: skip
     p.add_argument("--detector-epochs", type=int, default=60, help="default: 60")

@@ -7,8 +7,9 @@ picture is split as ``/read`` splits it, its candidates answered by the same hea
 
 - numbers (``training.numbers``' families and the ``multi_digit`` outliers, two digits or more): the share
   hinted with exactly the right number, and the share hinted with a wrong one;
-- pictures that are not numbers (the other outlier families, digits drawn like the page): the share that
-  got a hint at all (each one a false hint).
+- pictures that are not numbers (the other outlier families, digits drawn like the page, and, where
+  scikit-image is installed, real photos and faces: ``training.real_photos``): the share that got a hint
+  at all (each one a false hint).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from model_store.serving import ServingHead
 from .drawn import drawn_digits
 from .evaluate import served_outputs
 from .outliers import generate_outliers
+from .real_photos import photo_uploads
 
 
 def named(
@@ -44,8 +46,9 @@ def named(
 
 
 def other_uploads(per_family: int, seed: int) -> dict[str, list[tuple[bytes, str]]]:
-    """The outlier families (``multi_digit`` with its digits as the text, the rest with none) and
-    digits drawn like the page (``per_family`` in all), as uploads."""
+    """The outlier families (``multi_digit`` with its digits as the text, the rest with none), digits
+    drawn like the page, real photos (whole and cropped) and faces (about ``per_family`` of each), as
+    uploads."""
     families: dict[str, list[tuple[bytes, str]]] = {}
     for o in generate_outliers(per_family, seed):
         # "drawn 123" / "printed 123 (DejaVuSans)": the digits are the second word
@@ -53,6 +56,13 @@ def other_uploads(per_family: int, seed: int) -> dict[str, list[tuple[bytes, str
         families.setdefault(o.family, []).append((o.png, text))
     uploads, _ = drawn_digits(max(per_family // 10, 1), seed)
     families["drawn digits"] = [(u, "") for u in uploads]
+    photos = photo_uploads(crops=max(per_family // 20, 1), seed=seed)  # about per_family, with the wholes
+    for family, pictures in (
+        ("real photos, whole and cropped", photos["whole photos"] + photos["crops of them"]),
+        ("faces", photos.get("faces", [])[:per_family]),
+    ):
+        if pictures:  # none without scikit-image, scikit-learn and matplotlib
+            families[family] = [(u, "") for u in pictures]
     return families
 
 

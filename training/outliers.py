@@ -1,9 +1,10 @@
 """Pictures that are not a single digit, generated in code (seeded), to measure "is it a digit".
 
 Families: letters and symbols rendered from fonts, shapes and a smiley drawn with the page's pen,
-scribbles, noise, several digits side by side, smudges, and photographed objects (shaded solid
-silhouettes). Each is a PNG as a user would upload it
-(dark ink on white paper), so it goes through the real upload preprocessing before the model sees it.
+scribbles, noise, several digits side by side, smudges, photographed objects (shaded solid
+silhouettes), and photographed scenes (dead leaves: shapes of every size hiding each other). Each is a
+PNG as a user would upload it (dark ink on white paper, or the scene's colours), so it goes through the
+real upload preprocessing before the model sees it.
 
 Left out on purpose, because they *are* digits to a reader or to MNIST (flagging them would be wrong):
 circles and ellipses (0), single straight lines and the glyphs I l i | ! ( ) [ ] / \\ (1),
@@ -25,7 +26,9 @@ from .drawn import PAD_SIZE, Stroke, densify, drawn_digit, ellipse, jitter, png_
 LETTERS = "ACEFHKLMNPRTUVWXYacdefhkmnprtuvwxy"
 SYMBOLS = "#@%&*+=?$€<>~{}^×÷§¶¥£∞≈πΩ✓★♥☺♪"
 # Appended, never reordered: each family draws from its own seeded stream (see generate_outliers).
-FAMILIES = ("letters", "symbols", "shapes", "scribbles", "noise", "multi_digit", "smudges", "objects")
+FAMILIES = (
+    "letters", "symbols", "shapes", "scribbles", "noise", "multi_digit", "smudges", "objects", "scenes"
+)  # fmt: skip
 DISPLAY_FONTS = "DSEG"  # the seven-segment faces (Debian's fonts-dseg), left out of the outliers
 FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "/Library/Fonts", "C:/Windows/Fonts")
 
@@ -184,18 +187,30 @@ def _silhouette(rng: np.random.Generator) -> Image.Image:
         for _ in range(int(rng.integers(2, 6))):
             cx, cy = rng.uniform(0.3, 0.7, 2) * PAD_SIZE
             rx, ry = rng.uniform(0.08, 0.3, 2) * PAD_SIZE
-            kind = int(rng.integers(3))
-            if kind == 0:
-                draw.ellipse((cx - rx, cy - ry, cx + rx, cy + ry), fill=255)
-            elif kind == 1:
-                draw.rectangle((cx - rx, cy - ry, cx + rx, cy + ry), fill=255)
-            else:
-                angles = np.sort(rng.uniform(0, 2 * math.pi, int(rng.integers(3, 8))))
-                draw.polygon([(cx + rx * math.cos(a), cy + ry * math.sin(a)) for a in angles], fill=255)
+            _random_shape(draw, rng, (cx, cy), (rx, ry), 255)
         left, top, right, bottom = mask.getbbox() or (0, 0, 1, 1)
         if 0.5 <= (right - left) / max(1, bottom - top) <= 2.0 and not _has_hole(mask):
             break
     return mask
+
+
+def _random_shape(
+    draw: ImageDraw.ImageDraw,
+    rng: np.random.Generator,
+    centre: tuple[float, float],
+    radii: tuple[float, float],
+    fill: int | tuple[int, int, int],
+) -> None:
+    """An ellipse, a box or a polygon of 3-7 corners, ``radii`` across from ``centre``."""
+    (cx, cy), (rx, ry) = centre, radii
+    kind = int(rng.integers(3))
+    if kind == 0:
+        draw.ellipse((cx - rx, cy - ry, cx + rx, cy + ry), fill=fill)
+    elif kind == 1:
+        draw.rectangle((cx - rx, cy - ry, cx + rx, cy + ry), fill=fill)
+    else:
+        angles = np.sort(rng.uniform(0, 2 * math.pi, int(rng.integers(3, 8))))
+        draw.polygon([(cx + rx * math.cos(a), cy + ry * math.sin(a)) for a in angles], fill=fill)
 
 
 def _has_hole(mask: Image.Image) -> bool:
@@ -214,11 +229,8 @@ def photographed_object(rng: np.random.Generator) -> tuple[Image.Image, str]:
     yy, xx = np.mgrid[0:PAD_SIZE, 0:PAD_SIZE] / PAD_SIZE
     angle = rng.uniform(0, 2 * math.pi)
     light = (xx - 0.5) * math.cos(angle) + (yy - 0.5) * math.sin(angle)  # -0.7..0.7 across the frame
-    cells = int(rng.integers(3, 10))  # surface texture: coarse noise, smoothly enlarged
-    texture = Image.fromarray(rng.uniform(0, 255, (cells, cells)).astype(np.uint8), "L")
-    texture = (
-        np.asarray(texture.resize((PAD_SIZE, PAD_SIZE), Image.Resampling.BICUBIC), np.float32) / 255 - 0.5
-    )
+    cells = int(rng.integers(3, 10))
+    texture = _coarse_noise(rng, cells, PAD_SIZE)  # the surface's texture
     tone = rng.uniform(15, 140) + rng.uniform(0, 80) * light + rng.uniform(0, 60) * texture
     paper = rng.uniform(190, 250) + rng.uniform(0, 20) * light
     inside = np.asarray(mask, np.float32) / 255
@@ -227,6 +239,48 @@ def photographed_object(rng: np.random.Generator) -> tuple[Image.Image, str]:
     return img.filter(
         ImageFilter.GaussianBlur(float(rng.uniform(0.5, 2.0)))
     ), f"object {cells}x{cells} texture"
+
+
+def photographed_scene(rng: np.random.Generator) -> tuple[Image.Image, str]:
+    """A photo of a scene, not of writing: a dead-leaves picture (Lee, Mumford & Huang 2001, a model of
+    natural images' statistics), 3-80 shapes in random colours hiding each other, their sizes from a
+    power law (few large, more small), under a light falling across the frame, with a surface texture,
+    the camera's grain and soft focus; the whole frame or a crop of it, sent at 28-400 px."""
+    side = 320
+    img = Image.new("RGB", (side, side), _colour(rng))
+    draw = ImageDraw.Draw(img)
+    count = int(rng.integers(3, 81))
+    lo, hi = 0.05 * side, 0.7 * side  # radii with density ~ r^-3 between these (inverse transform)
+    radii = (lo**-2 - rng.random(count) * (lo**-2 - hi**-2)) ** -0.5
+    for r in np.sort(radii)[::-1]:  # the large ones first, the small ones in front
+        cx, cy = rng.uniform(-0.1, 1.1, 2) * side
+        ry = r * rng.uniform(0.4, 1.0)
+        _random_shape(draw, rng, (cx, cy), (r, ry), _colour(rng))
+    yy, xx = np.mgrid[0:side, 0:side] / side
+    angle = rng.uniform(0, 2 * math.pi)
+    light = (xx - 0.5) * math.cos(angle) + (yy - 0.5) * math.sin(angle)
+    texture = _coarse_noise(rng, int(rng.integers(4, 40)), side)
+    x = np.asarray(img, np.float32) * (1 + rng.uniform(0, 0.6) * light)[..., None]
+    x += rng.uniform(0, 50) * texture[..., None] + rng.normal(0, rng.uniform(1, 8), x.shape)
+    img = Image.fromarray(np.clip(x, 0, 255).astype(np.uint8), "RGB")
+    img = img.filter(ImageFilter.GaussianBlur(float(rng.uniform(0.3, 2.5))))
+    if rng.random() < 0.5:
+        s = int(rng.uniform(0.25, 0.8) * side)
+        left, top = (int(v) for v in rng.integers(0, side - s, 2))
+        img = img.crop((left, top, left + s, top + s))
+    size = int(rng.choice([28, 64, 128, 256, 400]))
+    return img.resize((size, size), Image.Resampling.BILINEAR), f"scene of {count} shapes, {size}px"
+
+
+def _colour(rng: np.random.Generator) -> tuple[int, int, int]:
+    r, g, b = (int(v) for v in rng.integers(0, 256, 3))
+    return r, g, b
+
+
+def _coarse_noise(rng: np.random.Generator, cells: int, side: int) -> np.ndarray:
+    """Noise of ``cells`` x ``cells`` values smoothly enlarged to ``side`` px, -0.5..0.5."""
+    small = Image.fromarray(rng.uniform(0, 255, (cells, cells)).astype(np.uint8), "L")
+    return np.asarray(small.resize((side, side), Image.Resampling.BICUBIC), np.float32) / 255 - 0.5
 
 
 def _text_family(chars: str, label: str):
@@ -247,6 +301,7 @@ GENERATORS = {
     "multi_digit": multi_digit,
     "smudges": smudge,
     "objects": photographed_object,
+    "scenes": photographed_scene,
 }
 
 

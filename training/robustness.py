@@ -7,10 +7,11 @@ preprocessing refuses (no ink found) counts as an error. Also counted: how often
 score calls a corrupted digit "not a digit" (``is_digit`` false, as the service would answer), how far
 the served confidence is from the accuracy (ECE per corruption and pooled), and, where Fashion-MNIST is
 on the machine, how often the digit score calls real pictures that are not digits so
-(``training.real_outliers``), and how it answers digits in other writers' styles
-(``training.writing_styles``), digits written small and large on the page's pad (``training.pad_sizes``)
-and, where scikit-learn is installed, real 8x8 digits by other writers (``training.optdigits``), and, where
-the DSEG7 fonts are, digits on seven-segment displays (``training.display_eval``).
+(``training.real_outliers``), and real photographs (``training.real_photos``), and how it answers digits
+in other writers' styles (``training.writing_styles``), digits written small and large on the page's
+pad (``training.pad_sizes``) and, where scikit-learn is installed, real 8x8 digits by other writers
+(``training.optdigits``), and, where the DSEG7 fonts are, digits on seven-segment displays
+(``training.display_eval``).
 Results: a markdown table on stdout, and ``robustness.json`` and ``robustness.png`` in the output
 folder.
 """
@@ -38,6 +39,8 @@ from .pad_sizes import markdown as sizes_markdown
 from .pad_sizes import pad_sizes_check
 from .real_outliers import fashion_check
 from .real_outliers import markdown as fashion_markdown
+from .real_photos import markdown as photos_markdown
+from .real_photos import photo_check
 from .writing_styles import markdown as styles_markdown
 from .writing_styles import writing_styles_check
 
@@ -66,6 +69,9 @@ def add_robustness_args(p: argparse.ArgumentParser, settings) -> None:
                         "0 to skip; default: 30")  # fmt: skip
     p.add_argument("--no-optdigits", action="store_true",
                    help="skip the optdigits check (scikit-learn's 8x8 digits by other writers)")  # fmt: skip
+    p.add_argument("--photo-crops", type=int, default=40,
+                   help="crops of each real photo (training.real_photos: photos that are not digits), 0 to "
+                        "skip the check; default: 40")  # fmt: skip
     p.add_argument("--per-face", type=int, default=2,
                    help="digits of each class per DSEG7 face and look (training.display_eval: seven-segment "
                         "displays), 0 to skip; default: 2")  # fmt: skip
@@ -217,10 +223,11 @@ def run_robustness(args: argparse.Namespace) -> dict:
     styles = writing_styles_check(heads, args.per_style, args.seed) if args.per_style else None
     sizes = pad_sizes_check(heads, args.per_size, args.seed) if args.per_size else None
     optdigits = None if args.no_optdigits else optdigits_check(heads)
+    photos = photo_check(heads, args.photo_crops, args.seed) if args.photo_crops else None
     displays = display_check(heads, args.per_face, args.seed)
     result = {"limit": len(digits), "seed": args.seed, "models": models, "accuracy": acc,
               "not_a_digit": flagged, "refused": refused, "calibration": confidence, **summary,
-              "fashion_mnist": fashion,
+              "fashion_mnist": fashion, "photos": photos,
               "writing_styles": styles, "pad_sizes": sizes, "optdigits": optdigits,
               "displays": displays}  # fmt: skip
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -231,6 +238,10 @@ def run_robustness(args: argparse.Namespace) -> dict:
     if fashion is not None:
         print("\nCalled not a digit, real pictures never generated nor fitted (Fashion-MNIST test):\n")
         print(fashion_markdown(fashion, models))
+    if photos is not None:
+        print(f"\nCalled not a digit, real photos never generated nor fitted ({args.photo_crops} crops of "
+              "each):\n")  # fmt: skip
+        print(photos_markdown(photos, models))
     if styles is not None:
         print(f"\nOther writers' styles, drawn like the page ({args.per_style} each):\n")
         print(styles_markdown(styles, models))

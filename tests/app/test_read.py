@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 
@@ -343,7 +344,30 @@ def test_no_hint_for_a_digit_nor_for_pictures_that_are_not_numbers(reader: TestC
         if r.status_code == 200:
             flagged += r.json()["is_digit"] is False
             assert "hint" not in r.json(), (o.what, r.json()["hint"])
-    assert flagged >= 30  # of 42: the hint was looked for, and declined
+    assert flagged >= 36  # of 48: the hint was looked for, and declined
+
+
+@pytest.mark.parametrize("name", ["cnn-mnist", "vit-mnist"])
+def test_no_hint_for_photos(reader: TestClient, name: str) -> None:
+    """Faces and photographed scenes split into blobs the model calls digits ("65", "1\n1", "\n\n11"
+    with lines of nothing read). Of these 80, 14 (cnn) and 15 (vit) were named as numbers before the
+    detectors learnt photographed scenes and a reading that leaves a piece unread stopped being plainly a
+    number; now 3 and 1 (a face's eyes and mouth as "65", "131")."""
+    from training.outliers import photographed_scene
+
+    rng = np.random.default_rng(5)
+    pictures = [png_bytes(photographed_scene(rng)[0]) for _ in range(40)]
+    if importlib.util.find_spec("skimage") is not None:
+        from training.real_photos import photo_uploads
+
+        pictures += photo_uploads(crops=1, seed=0)["faces"][:40]
+    hinted = []
+    for picture in pictures:
+        r = reader.post(f"/v1/models/{name}/predict", content=picture, headers={"Content-Type": "image/png"})
+        assert r.status_code in (200, 422), r.text
+        if r.status_code == 200 and "hint" in r.json():
+            hinted.append(r.json()["hint"]["number"])
+    assert len(hinted) <= 4, hinted
 
 
 def test_pixels_get_no_hint_and_hints_can_be_switched_off(make_client, shipped_store: Path) -> None:  # type: ignore[no-untyped-def]

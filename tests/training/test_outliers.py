@@ -14,15 +14,21 @@ from PIL import Image, ImageDraw
 from model_store import ModelCard, Preprocessing, create_model
 from model_store.calibration import METHODS
 from model_store.digit_detector import DETECTOR_KEYS, detector_score
-from model_store.preprocess import preprocess_bytes
+from model_store.preprocess import ImageError, preprocess_bytes
 from model_store.serving import ServingHead
 from training import outliers
 from training.calibrate import leave_one_family_out, markdown
 from training.calibration_inputs import Outputs, uploads_to_tensor
 from training.calibration_metrics import flag_rate, threshold_at
 from training.detector_fit import fit_detector
-from training.drawn import PAD_SIZE, drawn_digits
-from training.outliers import FAMILIES, _silhouette, generate_outliers, photographed_object
+from training.drawn import PAD_SIZE, drawn_digits, png_bytes
+from training.outliers import (
+    FAMILIES,
+    _silhouette,
+    generate_outliers,
+    photographed_object,
+    photographed_scene,
+)
 
 
 def test_outliers_are_seeded_and_deterministic() -> None:
@@ -45,6 +51,22 @@ def test_photographed_objects_are_solid_and_never_a_bar() -> None:
         assert 0 not in np.asarray(padded)  # no paper enclosed: no hole
     img, what = photographed_object(rng)
     assert img.mode == "L" and img.size == (PAD_SIZE, PAD_SIZE) and what.startswith("object")
+
+
+def test_photographed_scenes_are_photos_not_drawings() -> None:
+    """Colour, soft and grainy, many tones (a drawing has a few), sent at one of the upload sizes; the
+    preprocessing finds something in most (a refused picture never reaches the detector)."""
+    rng = np.random.default_rng(0)
+    refused = 0
+    for _ in range(20):
+        img, what = photographed_scene(rng)
+        assert img.mode == "RGB" and img.width == img.height in (28, 64, 128, 256, 400), what
+        assert len(np.unique(np.asarray(img.convert("L")))) > 40, what
+        try:
+            preprocess_bytes(png_bytes(img), 1 << 22)
+        except ImageError:
+            refused += 1
+    assert refused <= 3
 
 
 def test_drawn_digits_are_seeded_and_go_through_the_upload_preprocessing() -> None:

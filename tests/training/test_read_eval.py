@@ -25,7 +25,7 @@ def test_read_eval_prints_the_reads_and_the_hints(shipped_store: Path, capsys) -
     assert re.search(r"^cnn-mnist: strokes [\d.]+% \(target >= 97%: (pass|FAIL)\)$", out, re.MULTILINE)
     # The hint table: a row per number family and per family of pictures that are not numbers.
     assert "hinted right / wrong" in out
-    for family in ("strokes", "fonts", "letters", "scribbles", "drawn digits"):
+    for family in ("strokes", "fonts", "letters", "scribbles", "scenes", "drawn digits", "faces"):
         assert re.search(rf"^\| {family} \|", out, re.MULTILINE), (family, out)
 
 
