@@ -235,16 +235,17 @@ def _points_apart(
             pu, py = u[jut], ys[own][jut]
             side, long = sorted((float(np.ptp(pu) + 1), float(np.ptp(py) + 1)))
             low = (py.mean() - box[1, i]) / tall[i] >= POINT_LOW
-            if (
-                low
-                and DOT_SIDE[0] * thick <= side
-                and long <= DOT_SIDE[1] * thick
-                and long <= DOT_ASPECT * side
-            ):
+            if low and _dot_sized(side, long, thick):
                 lab[own[jut]] = n
                 n += 1
                 break
     return lab, n
+
+
+def _dot_sized(side: float, long: float, thick: float) -> bool:
+    """Whether a mark ``side`` by ``long`` across is a display's dot: its sides within DOT_SIDE of the
+    bars' thickness, at most DOT_ASPECT longer one way than the other."""
+    return DOT_SIDE[0] * thick <= side and long <= DOT_SIDE[1] * thick and long <= DOT_ASPECT * side
 
 
 def _standing_bars_of_cells(
@@ -338,9 +339,7 @@ def display_marks(
 
     w, h = gx1 - gx0, gy1 - gy0
     side, long = np.minimum(w, h), np.maximum(w, h)
-    dots = [g for g, m in enumerate(members)
-            if small[m].all() and side[g] >= DOT_SIDE[0] * thick and long[g] <= DOT_SIDE[1] * thick
-            and long[g] <= DOT_ASPECT * side[g]]  # fmt: skip
+    dots = [g for g, m in enumerate(members) if small[m].all() and _dot_sized(side[g], long[g], thick)]
     placed = {g: at for g in dots if (at := line(g)) is not None}  # each dot's row and depth, once
     out: list[tuple[str, list[int], int]] = []
     used: set[int] = set()

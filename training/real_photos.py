@@ -16,7 +16,6 @@ Without scikit-image (``pip install scikit-image``) its pictures are skipped and
 from __future__ import annotations
 
 import importlib.util
-import io
 import logging
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from PIL import Image
 
 from model_store.serving import ServingHead
 
-from .drawn import png_bytes
+from .corruption_base import encoded
 from .evaluate import preprocess_uploads, served_answers
 
 log = logging.getLogger("training")
@@ -63,33 +62,26 @@ def photo_files() -> list[Path]:
     return [p for p in found if p is not None]
 
 
-def _encoded(img: Image.Image, jpeg: bool) -> bytes:
-    if not jpeg:
-        return png_bytes(img)
-    buf = io.BytesIO()
-    img.save(buf, format="JPEG", quality=90)
-    return buf.getvalue()
-
-
 def photo_uploads(crops: int, seed: int) -> dict[str, list[bytes]]:
     """{"whole photos", "crops of them", "faces"} -> the uploads, as a user would send them."""
     rng = np.random.default_rng([seed, 2])
     whole, cut = [], []
     for path in photo_files():
         img = Image.open(path).convert("RGB")
-        whole.append(_encoded(img, jpeg=True))
+        whole.append(encoded(img, "JPEG", quality=90))
         for k in range(crops):
             side = rng.uniform(0.15, 0.7) * min(img.size)
             left, top = rng.uniform(0, img.width - side), rng.uniform(0, img.height - side)
             crop = img.crop((int(left), int(top), int(left + side), int(top + side)))
             size = CROP_SIZES[k % len(CROP_SIZES)]
-            cut.append(_encoded(crop.resize((size, size), Image.Resampling.BILINEAR), jpeg=k % 2 == 0))
+            crop = crop.resize((size, size), Image.Resampling.BILINEAR)
+            cut.append(encoded(crop, "JPEG", quality=90) if k % 2 == 0 else encoded(crop))
     uploads = {"whole photos": whole, "crops of them": cut}
     faces_file = _package_file(*FACES)
     if faces_file is not None:
         faces = np.round(255 * np.load(faces_file)).astype(np.uint8)
         uploads["faces"] = [
-            png_bytes(Image.fromarray(f).resize((FACE_SIZE, FACE_SIZE), Image.Resampling.BILINEAR))
+            encoded(Image.fromarray(f).resize((FACE_SIZE, FACE_SIZE), Image.Resampling.BILINEAR))
             for f in faces
         ]
     return uploads
