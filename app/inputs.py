@@ -1,4 +1,5 @@
-"""Reading images from a request: multipart file(s), a raw ``image/*`` body, or JSON.
+"""Reading images from a request: multipart file(s), a raw ``image/*`` body, or JSON (base64 images,
+pixels, or a drawing's pen strokes).
 
 A route names what it accepts with a ``BodyForm`` (SINGLE, BATCH, PICTURE). ``read_payload`` runs on the
 event loop and only collects bytes; ``decode_payload`` (JSON validation with the pydantic models in
@@ -23,8 +24,15 @@ from starlette.exceptions import HTTPException
 from .encoding import decompress, is_encoded
 from .errors import InvalidInput, PayloadTooLarge, ServiceError, UnsupportedMediaType
 from .openapi import ref, request_body
-from .preprocess import FORMAT_NAMES, SUPPORTED_MEDIA_TYPES, decode_base64, pixels_to_array, preprocess_bytes
-from .schemas import BatchImagesJSON, BatchPixelsJSON, ImageJSON, PixelsJSON
+from .preprocess import (
+    FORMAT_NAMES,
+    SUPPORTED_MEDIA_TYPES,
+    decode_base64,
+    pixels_to_array,
+    preprocess_bytes,
+    preprocess_drawing,
+)
+from .schemas import BatchImagesJSON, BatchPixelsJSON, ImageJSON, PixelsJSON, StrokesJSON
 from .settings import Settings
 
 ACCEPTED = "multipart/form-data, image/png|jpeg|webp|bmp|gif|tiff|heic|avif or application/json"
@@ -101,21 +109,24 @@ class BodyForm:
         return request_body(content, description)
 
 
-SINGLE = BodyForm(("file",), {"image": ImageJSON, "pixels": PixelsJSON})
+SINGLE = BodyForm(("file",), {"image": ImageJSON, "pixels": PixelsJSON, "strokes": StrokesJSON})
 BATCH = BodyForm(
     ("files", "file"), {"images": BatchImagesJSON, "pixels": BatchPixelsJSON},
     raw_image=False, max_images=None,
 )  # fmt: skip
-PICTURE = BodyForm(("file",), {"image": ImageJSON})  # /read: `pixels` would be one digit already
+# /read: `pixels` would be one digit already
+PICTURE = BodyForm(("file",), {"image": ImageJSON, "strokes": StrokesJSON})
 
 SINGLE_BODY = SINGLE.openapi(
-    "one image: a multipart field `file`, a raw image body, or JSON with `image` (base64) or `pixels`"
+    "one image: a multipart field `file`, a raw image body, or JSON with `image` (base64), `pixels`, or "
+    "`strokes` (a drawing's pen strokes)"
 )
 BATCH_BODY = BATCH.openapi(
     "many images: repeated multipart field `files`, or JSON `images` (base64) or `pixels`"
 )
 PICTURE_BODY = PICTURE.openapi(
-    "one picture of a number: a multipart field `file`, a raw image body, or JSON `image` (base64)"
+    "one picture of a number: a multipart field `file`, a raw image body, or JSON `image` (base64) or "
+    "`strokes` (a drawing's pen strokes: digits written into one another are parted along them)"
 )
 
 
@@ -130,9 +141,10 @@ class Payload:
     @property
     def inline(self) -> bool:
         """Cheap to decode on the event loop: one small PNG, or small JSON without base64 images
-        (those could hide a decompression bomb in a few kilobytes)."""
+        (those could hide a decompression bomb in a few kilobytes) or strokes (drawn, milliseconds)."""
         if self.json_body is not None:
-            return len(self.json_body) <= INLINE_MAX_BYTES and b'"image' not in self.json_body
+            small = len(self.json_body) <= INLINE_MAX_BYTES
+            return small and b'"image' not in self.json_body and b'"strokes' not in self.json_body
         return len(self.images) == 1 and is_small_png(self.images[0])
 
 
@@ -217,7 +229,9 @@ def parse_json(payload: Payload) -> BaseModel:
         raise InvalidInput("JSON body must be an object")
     keys = list(payload.form.json_models)
     given = [k for k in keys if k in obj]
-    unknown = sorted(set(obj) - set(keys))
+    # The chosen body's own fields beside its key (a drawing's `width`, ...), else the keys alone.
+    fields = set(payload.form.json_models[given[0]].model_fields) if len(given) == 1 else set(keys)
+    unknown = sorted(set(obj) - fields)
     if len(given) != 1 or unknown:
         extra = f"; unknown field(s) {unknown}" if unknown else ""
         raise InvalidInput(f"JSON body must have exactly one of {keys}{extra}")
@@ -236,6 +250,8 @@ def _first_error(exc: ValidationError, model: type[BaseModel]) -> str:
     field = model.model_fields.get(str(err["loc"][0])) if err["loc"] else None
     expected = f" (expected {field.description})" if field is not None and field.description else ""
     more = f"; {exc.error_count() - 1} more error(s)" if exc.error_count() > 1 else ""
+    if not where:  # the body as a whole (a model validator): its own message says what
+        return f"{err['msg'].removeprefix('Value error, ')}{more}"
     return f"`{where}`: {err['msg']}{expected}{more}"
 
 
@@ -249,7 +265,7 @@ def image_bytes(payload: Payload, body: BaseModel | None = None) -> list[bytes]:
         return [decode_base64(body.image)]
     if isinstance(body, BatchImagesJSON):
         return [_numbered(i, decode_base64, item) for i, item in enumerate(body.images)]
-    raise InvalidInput("this route takes an encoded image, not `pixels`")
+    raise InvalidInput(f"this route takes an encoded image, not `{next(iter(type(body).model_fields))}`")
 
 
 def decode_payload(payload: Payload, settings: Settings) -> list[np.ndarray]:
@@ -257,6 +273,8 @@ def decode_payload(payload: Payload, settings: Settings) -> list[np.ndarray]:
     body = parse_json(payload) if payload.json_body is not None else None
     if isinstance(body, PixelsJSON):
         return [pixels_to_array(body.pixels)]
+    if isinstance(body, StrokesJSON):
+        return [preprocess_drawing(body.drawing())]
     if isinstance(body, BatchPixelsJSON):
         pixels = body.pixels
         _check_count(len(pixels), settings)

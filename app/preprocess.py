@@ -13,8 +13,10 @@ from typing import ParamSpec, TypeVar
 
 import numpy as np
 
+from model_store import drawing as _drawing
 from model_store import preprocess as _mp
 from model_store import reading as _reading
+from model_store.drawing import Drawing
 
 from .errors import BadImage, InvalidInput, NoInk, PayloadTooLarge, ServiceError, UnsupportedMediaType
 
@@ -56,7 +58,9 @@ def _translated(fn: Callable[P, R]) -> Callable[P, R]:
 decode_base64: Callable[[str], bytes] = _translated(_mp.decode_base64)
 pixels_to_array: Callable[..., np.ndarray] = _translated(_mp.pixels_to_array)
 preprocess_bytes: Callable[[bytes, int], np.ndarray] = _translated(_mp.preprocess_bytes)
+preprocess_drawing: Callable[[Drawing], np.ndarray] = _translated(_drawing.preprocess_drawing)
 candidates_bytes: Callable[..., _reading.Candidates] = _translated(_reading.candidates_bytes)
+candidates_drawing: Callable[..., _reading.Candidates] = _translated(_reading.candidates_drawing)
 
 __all__ = [
     "FORMAT_NAMES",

@@ -14,18 +14,22 @@ from fastapi import Request
 from model_store.reading import Candidates, plain_number
 
 from .errors import ServiceError
-from .inputs import Payload, image_bytes
+from .inputs import Payload, image_bytes, parse_json
 from .pipeline import Answer, infer
-from .preprocess import candidates_bytes
+from .preprocess import candidates_bytes, candidates_drawing
 from .runtime import Runtime, ServedModel
+from .schemas import StrokesJSON
 from .settings import Settings
 
 
 def split_upload(payload: Payload, settings: Settings, max_crops: int) -> Candidates:
-    """Payload -> the picture's candidate digits (at most ``max_crops``, what one engine call holds).
-    Worker thread; raises ServiceError."""
+    """Payload (a picture, or a drawing's strokes) -> its candidate digits (at most ``max_crops``, what
+    one engine call holds). Worker thread; raises ServiceError."""
+    body = parse_json(payload) if payload.json_body is not None else None
+    if isinstance(body, StrokesJSON):
+        return candidates_drawing(body.drawing(), settings.max_digits, max_crops)
     return candidates_bytes(
-        image_bytes(payload)[0], settings.max_image_pixels, settings.max_digits, max_crops
+        image_bytes(payload, body)[0], settings.max_image_pixels, settings.max_digits, max_crops
     )
 
 

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from model_store.drawing import Drawing
 
 Row = list[float]
 Image28 = list[Row]
+MAX_STROKES = 256  # strokes one drawing may have ...
+MAX_POINTS = 20_000  # ... and points in all (the page sends about one per 2 px of pen travel)
+Coordinate = Annotated[float, Field(allow_inf_nan=False, ge=-1e6, le=1e6)]
+Point = Annotated[list[Coordinate], Field(min_length=2, max_length=3)]
+Stroke = Annotated[list[Point], Field(min_length=1)]
+Size = Annotated[float, Field(gt=0, le=1e6)]
 
 
 class ErrorDetail(BaseModel):
@@ -87,6 +96,36 @@ class PixelsJSON(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     pixels: list[list[float]] = Field(min_length=28, max_length=28, description="28 rows of 28 numbers 0-255")
+
+
+class StrokesJSON(BaseModel):
+    """A drawing sent as its pen strokes, as a canvas app has them: each stroke the points the pen
+    passed in order, in the canvas's pixels (x right, y down). Drawn as the demo page draws them; where
+    digits were written into one another, ``/read`` parts them along their strokes."""
+
+    model_config = ConfigDict(extra="forbid")
+    strokes: list[Stroke] = Field(
+        min_length=1, max_length=MAX_STROKES,
+        description=f"1-{MAX_STROKES} strokes, each a list of [x, y] points (a third number, such as a "
+        f"time or a pressure, is ignored); {MAX_POINTS} points in all at most",
+    )  # fmt: skip
+    width: Size | None = Field(None, description="the canvas's width in pixels (boxes are the canvas's)")
+    height: Size | None = Field(None, description="the canvas's height in pixels")
+    pen: Size | None = Field(
+        None, description="the pen's width in pixels; default: as the page draws small writing, 0.15 of "
+        "the tallest stroke's height, at most 0.075 of the canvas's height",
+    )  # fmt: skip
+
+    @model_validator(mode="after")
+    def _few_enough_points(self) -> StrokesJSON:
+        total = sum(len(s) for s in self.strokes)
+        if total > MAX_POINTS:
+            raise ValueError(f"{total} points: at most {MAX_POINTS} in all")
+        return self
+
+    def drawing(self) -> Drawing:
+        strokes = [np.asarray([p[:2] for p in s], dtype=np.float64) for s in self.strokes]
+        return Drawing(strokes, self.width, self.height, self.pen)
 
 
 class BatchImagesJSON(BaseModel):

@@ -52,6 +52,7 @@ class Part:
     y1: int
     area: int
     cut: tuple[Seam, Seam] | None = None  # the seams on its left and right when a stroke was cut
+    stroke: int | None = None  # one pen stroke of a drawing (``Page.pen``): its own pixels, not its labels'
 
     def within_cut(self, y0: int, y1: int, x0: int, x1: int) -> np.ndarray | None:
         """Bool, broadcasting to (y1 - y0, x1 - x0): the pixels of that window between its seams
@@ -89,4 +90,4 @@ def piece_between(part: Part, mask: np.ndarray, left: Seam, right: Seam) -> Part
         return None
     x0, y0 = part.x0 + int(cols[0]), part.y0 + int(rows[0])
     x1, y1 = part.x0 + int(cols[-1]) + 1, part.y0 + int(rows[-1]) + 1
-    return Part(list(part.labels), x0, y0, x1, y1, int(sub.sum()), cut=(left, right))
+    return Part(list(part.labels), x0, y0, x1, y1, int(sub.sum()), cut=(left, right), stroke=part.stroke)

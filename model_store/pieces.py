@@ -141,17 +141,37 @@ def line_height(page: Page, rules: list[Part]) -> float:
 
 
 def line_strokes(page: Page, rules: list[Part], height: float) -> list[_Stroke]:
-    """The connected strokes of the line that ``rules`` (its rule-based digits) make up."""
+    """The connected strokes of the line that ``rules`` (its rule-based digits) make up; where a drawing's
+    pen strokes run together into one, each of those strokes (``Page.pen``)."""
     in_line = {label for p in rules for label in p.labels}
+    pen: dict[int, list[int]] = {}
+    for i, s in enumerate(page.pen):
+        pen.setdefault(s.label, []).append(i)
     out = []
     for comp in page.components:
         if comp.labels[0] not in in_line:
             continue
+        if len(pen.get(comp.labels[0], ())) > 1:  # drawn with several strokes: each is a piece
+            out += [_stroke(page, i, height) for i in pen[comp.labels[0]]]
+            continue
         mask = page.labels[comp.y0 : comp.y1, comp.x0 : comp.x1] == comp.labels[0]
-        rows = comp.y0 + np.flatnonzero(mask.any(axis=1))
-        seams = _seams(mask, height) if comp.width > CUT_FROM * height else None
-        out.append(_Stroke(comp, mask, rows, seams))
+        out.append(_measured(comp, mask, height))
     return out
+
+
+def _stroke(page: Page, i: int, height: float) -> _Stroke:
+    """Pen stroke ``i`` of a drawing (``Page.pen``), as a stroke of its line."""
+    s = page.pen[i]
+    h, w = s.mask.shape
+    part = Part([s.label], s.x0, s.y0, s.x0 + w, s.y0 + h, int(s.mask.sum()), stroke=i)
+    return _measured(part, s.mask, height)
+
+
+def _measured(comp: Part, mask: np.ndarray, height: float) -> _Stroke:
+    """A stroke with its rows of ink, and its seams when it is wide enough to be two digits."""
+    rows = comp.y0 + np.flatnonzero(mask.any(axis=1))
+    seams = _seams(mask, height) if comp.width > CUT_FROM * height else None
+    return _Stroke(comp, mask, rows, seams)
 
 
 def line_pieces(strokes: list[_Stroke], rules: list[Part], height: float, cut_ink: float) -> Line:
@@ -207,9 +227,11 @@ def line_runs(line: Line, rules: list[Part]) -> list[tuple[int, int, np.ndarray]
     pieces, height = line.pieces, line.height
     rule_digits = [_members(pieces, p) for p in rules]
     spans = {(i, j) for i in range(len(pieces)) for j in range(i + 1, min(len(pieces), i + MAX_RUN) + 1)}
-    whole: dict[int, list[int]] = {}
+    whole: dict[tuple[int, int | None], list[int]] = {}
     for k, p in enumerate(pieces):
-        whole.setdefault(p.labels[0], []).append(k)
+        whole.setdefault((p.labels[0], None), []).append(k)
+        if p.stroke is not None:  # a pen stroke cut into pieces is one digit too
+            whole.setdefault((p.labels[0], p.stroke), []).append(k)
     for members in [*whole.values(), *rule_digits]:
         if members:
             spans.add((min(members), max(members) + 1))

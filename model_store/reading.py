@@ -22,12 +22,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .decode import NoInk
+from .drawing import Drawing, draw
 from .marks import Mark, spell
 from .pieces import Line, line_height, line_pieces, line_runs, line_strokes
-from .segment import DigitCrop, Page, page_bytes
+from .segment import DigitCrop, Page, page_bytes, page_drawn
 
 # Touching strokes are cut along seams crossing at most this many stroke widths of ink; the next, stricter
-# limit when the alternatives would not fit in one batch (``model_store.pieces``).
+# limit when the alternatives would not fit in one batch (``model_store.pieces``); then, for a drawing,
+# none but the rules' own cuts (its strokes are pieces already).
 CUT_INK = (3.0, 2.2, 1.5)
 Runs = list[list[tuple[int, int, np.ndarray]]]  # per line: (first piece, end piece, features) per crop
 NEVER = -1e9  # the cost of skipping a display's digit: more than any reading of it
@@ -169,6 +171,12 @@ def candidates_bytes(data: bytes, max_pixels: int, max_digits: int = 32, max_cro
     return candidates(page_bytes(data, max_pixels, max_digits), max_crops)
 
 
+def candidates_drawing(drawing: Drawing, max_digits: int = 32, max_crops: int = 64) -> Candidates:
+    """A number sent as its pen strokes -> its candidate digits, its strokes the pieces where they run
+    together (``model_store.drawing``). Raises NoInk and TooManyDigits."""
+    return candidates(page_drawn(draw(drawing), max_digits), max_crops)
+
+
 def candidates(page: Page, max_crops: int = 64) -> Candidates:
     """All alternatives when they fit in ``max_crops`` crops (fewer cuts tried when they do not),
     else the rule-based digits alone. A display's digits are its groups of bars (``model_store.displays``):
@@ -195,7 +203,8 @@ def _alternatives(page: Page, max_crops: int) -> tuple[list[Line], Runs] | None:
     crops; None when even the fewest cuts give more."""
     heights = [line_height(page, rules) for rules in page.lines]
     strokes = [line_strokes(page, r, h) for r, h in zip(page.lines, heights, strict=True)]  # cut per limit
-    for limit in CUT_INK:
+    # A drawing's strokes are pieces before any seam is cut: when the cuts do not fit, its strokes alone.
+    for limit in (*CUT_INK, 0.0) if page.pen else CUT_INK:
         lines = [line_pieces(*line, limit) for line in zip(strokes, page.lines, heights, strict=True)]
         runs = [line_runs(line, rules) for line, rules in zip(lines, page.lines, strict=True)]
         if sum(len(r) for r in runs) <= max_crops:

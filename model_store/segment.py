@@ -20,6 +20,7 @@ from PIL import Image
 from .components import component_boxes, grown, label_components, loops_round_writing
 from .decode import ImageTooLarge, NoInk, by_luminance_then_colour, full_size, to_gray
 from .displays import digits_of_display
+from .drawing import Drawn, Layer
 from .guides import page_guides_removed
 from .marks import Mark, find_marks
 from .mnist_box import stroke_width
@@ -60,6 +61,16 @@ class DigitCrop:
     line: int  # 0 for the first line of writing, 1 for the next, ...
 
 
+@dataclass(frozen=True, slots=True)
+class PenStroke:
+    """One stroke of a drawing sent as strokes (``model_store.drawing``), as the page's ink holds it."""
+
+    label: int  # the component its ink is part of
+    y0: int
+    x0: int
+    mask: np.ndarray  # bool: its pixels in its box, those it shares with a stroke crossing it included
+
+
 # --------------------------------------------------------------------------------------- entry points
 
 
@@ -76,6 +87,7 @@ class Page:
     offset: tuple[int, int] = (0, 0)  # where the ink's (0, 0) lies in the picture (x, y)
     marks: list[Mark] = field(default_factory=list)  # punctuation between the digits (``marks``)
     display: bool = False  # a display's digits, its bars grouped per digit (``displays``)
+    pen: list[PenStroke] = field(default_factory=list)  # a drawing's strokes (none for a picture)
 
     def box(self, parts: list[Part]) -> tuple[int, int, int, int]:
         """x0, y0, x1, y1 of some parts together, in the picture's own pixels."""
@@ -93,7 +105,7 @@ class Page:
         window = self.labels[y0:y1, x0:x1]
         keep = np.zeros(window.shape, dtype=bool)
         for p in parts:
-            mask = grown(np.isin(window, p.labels))  # one pixel more: the antialiased edge
+            mask = grown(self._pixels(p, y0, y1, x0, x1))  # one pixel more: the antialiased edge
             between = p.within_cut(y0, y1, x0, x1)
             keep |= mask if between is None else mask & between  # a cut: this digit's side alone
         crop = np.pad(self.ink[y0:y1, x0:x1] * keep, MARGIN)
@@ -102,13 +114,29 @@ class Page:
         except NoInk:
             return None
 
+    def _pixels(self, part: Part, y0: int, y1: int, x0: int, x1: int) -> np.ndarray:
+        """Bool (y1 - y0, x1 - x0): the part's pixels in that window: its components', or its pen
+        stroke's own."""
+        if part.stroke is None:
+            return np.isin(self.labels[y0:y1, x0:x1], part.labels)
+        s = self.pen[part.stroke]
+        out = np.zeros((y1 - y0, x1 - x0), dtype=bool)
+        h, w = s.mask.shape
+        ty0, tx0 = max(s.y0, y0), max(s.x0, x0)
+        ty1, tx1 = min(s.y0 + h, y1), min(s.x0 + w, x1)
+        if ty1 > ty0 and tx1 > tx0:
+            own = s.mask[ty0 - s.y0 : ty1 - s.y0, tx0 - s.x0 : tx1 - s.x0]
+            out[ty0 - y0 : ty1 - y0, tx0 - x0 : tx1 - x0] = own
+        return out
+
 
 def read_page(
     gray: np.ndarray, max_digits: int = 32, scale: tuple[float, float] = (1.0, 1.0),
-    offset: tuple[int, int] = (0, 0),
+    offset: tuple[int, int] = (0, 0), layers: list[Layer] | None = None,
 ) -> Page:  # fmt: skip
     """Gray picture (any polarity, 0..1) -> its Page; ``scale`` and ``offset`` place it in the uploaded
-    picture (boxes are that picture's pixels). Raises NoInk, TooManyDigits."""
+    picture (boxes are that picture's pixels). ``layers``: each pen stroke's ink, when the picture was
+    drawn from strokes (``model_store.drawing``). Raises NoInk, TooManyDigits."""
     x = ink_map(gray)
     mask = x > INK
     labels, n = label_components(mask)
@@ -140,6 +168,8 @@ def read_page(
     if found > max_digits:
         raise TooManyDigits(found, max_digits)
     page = Page(x, labels, lines, parts, scale, offset, display=display is not None)
+    if layers and display is None:  # a display's bars are grouped across strokes: read as a picture
+        page.pen = _pen_strokes(mask, labels, layers)
     line_of = {label: i for i, line in enumerate(writing) for q in line for label in q.labels}
     page.marks = [
         Mark(char, page.box(mark_parts), line_of[anchor])
@@ -147,6 +177,31 @@ def read_page(
         if anchor in line_of
     ]
     return page
+
+
+def page_drawn(drawn: Drawn, max_digits: int = 32) -> Page:
+    """A drawing's Page (``model_store.drawing.draw``): boxes in the canvas's pixels. Raises NoInk,
+    TooManyDigits."""
+    scale = (drawn.scale, drawn.scale)
+    return read_page(drawn.gray, max_digits, scale=scale, offset=drawn.offset, layers=drawn.layers)
+
+
+def _pen_strokes(mask: np.ndarray, labels: np.ndarray, layers: list[Layer]) -> list[PenStroke]:
+    """Each stroke's own pixels of the page's ink, in the component that holds most of them (a stroke
+    the ink map lost, such as a light tap, is left out)."""
+    out = []
+    for layer in layers:
+        own = layer.own(mask)
+        h, w = own.shape
+        counts = np.bincount(labels[layer.y0 : layer.y0 + h, layer.x0 : layer.x0 + w][own])
+        if counts.size < 2 or counts[1:].max() == 0:
+            continue
+        label = int(counts[1:].argmax()) + 1
+        own &= labels[layer.y0 : layer.y0 + h, layer.x0 : layer.x0 + w] == label
+        rows, cols = np.flatnonzero(own.any(axis=1)), np.flatnonzero(own.any(axis=0))
+        box = own[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
+        out.append(PenStroke(label, layer.y0 + int(rows[0]), layer.x0 + int(cols[0]), box))
+    return out
 
 
 def page_bytes(data: bytes, max_pixels: int, max_digits: int = 32) -> Page:

@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageDraw
 
+from model_store import drawing
+from model_store.drawing import PEN_PER_HEIGHT, STROKE_FRACTION  # pad.js's marker and small writing's pen
+
 PAD_SIZE = 280
-STROKE_FRACTION = 0.075  # pad.js STROKE_FRACTION
-PEN_PER_HEIGHT = 0.15  # pad.js PEN_PER_HEIGHT
 MIN_PEN_FRACTION = 0.01  # pad.js MIN_PEN_FRACTION
 INK = 17  # pad.js INK #111111
 PAPER = 255
@@ -141,21 +142,8 @@ DIGIT_STROKES: dict[int, list[list[Stroke]]] = {
 
 
 def smooth_path(points: Stroke, size: float, step: float = 2.0) -> list[tuple[float, float]]:
-    """pad.js's curve: quadratic Beziers through the midpoints, ending with a straight segment."""
-    p = [(x * size, y * size) for x, y in points]
-    if len(p) < 3:
-        return p
-    out = [p[0]]
-    start = p[0]
-    for i in range(1, len(p) - 1):
-        ctrl, end = p[i], ((p[i][0] + p[i + 1][0]) / 2, (p[i][1] + p[i + 1][1]) / 2)
-        length = math.dist(start, ctrl) + math.dist(ctrl, end)
-        for t in np.linspace(0, 1, max(2, int(length / step)))[1:]:
-            a, b, c = (1 - t) ** 2, 2 * (1 - t) * t, t**2
-            out.append((a * start[0] + b * ctrl[0] + c * end[0], a * start[1] + b * ctrl[1] + c * end[1]))
-        start = end
-    out.append(p[-1])
-    return out
+    """pad.js's curve (``model_store.drawing.smooth_path``) through points in 0..1 of ``size`` px."""
+    return drawing.smooth_path([(x * size, y * size) for x, y in points], step)
 
 
 def upload_pen(strokes: list[Stroke], unit: float = 1.0) -> float:

@@ -25,7 +25,8 @@ Families, each a list of (gray uint8 picture, the number's text), 1-8 digits (th
 - ``display_marks``: the numbers of ``marks`` but the ones with a comma (12.5, -42, 12:30, 10-20) on the
   displays of ``displays``, where a clock, a meter or a scale shows them.
 
-``fit-reader`` fits on ``DIGIT_FAMILIES``: digits alone, on level pages.
+``fit-reader`` fits on ``DIGIT_FAMILIES``: digits alone, on level pages. ``make_drawings`` gives the pen
+families (``DRAWN_FAMILIES``) as the page sends them for ``/read``: the same numbers, as their strokes.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from model_store.drawing import Drawing
+
 from .display_fonts import LOOKS, display_picture, required_fonts
 from .number_scenes import (
     cropped_number,
@@ -46,12 +49,13 @@ from .number_scenes import (
     photo_number,
     turned,
 )
-from .pen_numbers import marked_number, stroke_number
+from .pen_numbers import marked_number, pad_drawing, stroke_number, stroke_paths
 
 Sample = tuple[np.ndarray, str]
 
 DIGIT_FAMILIES = ("mnist", "strokes", "touching", "fonts", "photos", "forms", "notebook")
 FAMILIES = (*DIGIT_FAMILIES, "marks", "turned_forms", "page_scans", "cropped", "displays", "display_marks")
+DRAWN_FAMILIES = ("strokes", "touching")  # pen strokes alone: the page sends them as strokes
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
 FONTS = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSerif.ttf", "DejaVuSansMono.ttf",
          "DejaVuSansCondensed.ttf", "DejaVuSans-Oblique.ttf", "DejaVuSerif-Bold.ttf")  # fmt: skip
@@ -184,4 +188,17 @@ def make_family(
     for _ in range(count):
         text = {"marks": random_marked, "display_marks": random_displayed}.get(family, random_number)(rng)
         out.append((make(text), text))
+    return out
+
+
+def make_drawings(family: str, count: int, seed: int = 0) -> list[tuple[Drawing, str]]:
+    """``count`` numbers of a pen family (``DRAWN_FAMILIES``), the same as ``make_family`` draws, as the
+    demo page sends them to ``/read``: their strokes (``model_store.drawing``)."""
+    if family not in DRAWN_FAMILIES:
+        raise ValueError(f"{family!r} is not drawn with the pen alone; choose from {DRAWN_FAMILIES}")
+    rng = np.random.default_rng([seed, FAMILIES.index(family)])
+    out = []
+    for _ in range(count):
+        text = random_number(rng)
+        out.append((pad_drawing(stroke_paths(text, rng, touching=family == "touching")), text))
     return out

@@ -12,9 +12,12 @@ import numpy as np
 
 # STROKE_FRACTION: the marker's width as a share of the pad's height, as app/static/pad.js shows it (the
 # margins here keep it); upload_pen: the pen the page sends the picture with
+from model_store.drawing import Drawing
+
 from .drawn import STROKE_FRACTION, draw_paths, upload_pen
 
 Stroke = list[tuple[float, float]]
+SAMPLE_STEP = 2.0  # px between the points of a stroke sent as strokes (pointer events on the pad)
 
 PAD_HEIGHT = 280  # the wide pad on the page is 3:1 at this height
 PAD_WIDTH = 840
@@ -99,7 +102,12 @@ def as_sent(pixels: list[Stroke]) -> np.ndarray:
 
 
 def stroke_number(text: str, rng: np.random.Generator, touching: bool = False) -> np.ndarray:
-    """A number written with the pen on the wide pad, as pixels."""
+    """A number written with the pen on the wide pad, as the page sends its picture."""
+    return as_sent(stroke_paths(text, rng, touching))
+
+
+def stroke_paths(text: str, rng: np.random.Generator, touching: bool = False) -> list[Stroke]:
+    """A number written with the pen on the wide pad: its strokes in the pad's pixels."""
     width = STROKE_FRACTION * PAD_HEIGHT
     digits = hand_digits(text, rng)
     gaps = [
@@ -112,8 +120,24 @@ def stroke_number(text: str, rng: np.random.Generator, touching: bool = False) -
     height = min(rng.uniform(0.5, 0.72) * PAD_HEIGHT, (PAD_WIDTH - 2.5 * width) / total)
     left = rng.uniform(1.2 * width, PAD_WIDTH - total * height - 1.2 * width)
     top = rng.uniform(1.2 * width, PAD_HEIGHT - height - 1.2 * width)
-    pixels = side_by_side(digits, gaps, left, top, height, rng)
-    return as_sent(pixels)
+    return side_by_side(digits, gaps, left, top, height, rng)
+
+
+def pad_drawing(pixels: list[Stroke], step: float = SAMPLE_STEP) -> Drawing:
+    """Pixel strokes on the wide pad as the page sends a number's strokes (``model_store.drawing``):
+    each sampled every ``step`` px along its path, as pointer events come, with the upload's pen."""
+    pen = upload_pen(pixels, PAD_HEIGHT) * PAD_HEIGHT
+    return Drawing([_sampled(s, step) for s in pixels], PAD_WIDTH, PAD_HEIGHT, pen)
+
+
+def _sampled(stroke: Stroke, step: float) -> np.ndarray:
+    """A polyline's points every ``step`` px along it, its corners kept."""
+    p = np.asarray(stroke, dtype=np.float64)
+    out = [p[:1]]
+    for a, b in itertools.pairwise(p):
+        n = max(1, math.ceil(float(np.linalg.norm(b - a)) / step))
+        out.append(a + (b - a) * (np.arange(1, n + 1)[:, None] / n))
+    return np.concatenate(out)
 
 
 def hand_digits(text: str, rng: np.random.Generator) -> list[list[Stroke]]:

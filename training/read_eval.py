@@ -5,7 +5,8 @@ Each picture of ``training.numbers`` is PNG-encoded and split as ``POST /v1/mode
 answers all of them, and ``choose`` picks the reading (``--rules-only``: the rule-based digits of
 ``model_store.segment`` alone, no alternatives). A number counts as read when the digits, in order,
 spell it exactly (a missed or extra digit is an error). Prints a markdown table: exact-read rate per
-family and model, and per model how often the digit count is right.
+family and model, and per model how often the digit count is right. The pen families are read a second
+time as the demo page sends them, as their strokes (``candidates_drawing``; rows "..., sent as strokes").
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ from __future__ import annotations
 import argparse
 import logging
 import time
+from collections.abc import Callable
 
 import numpy as np
 import torch
 from PIL import Image
 
+from model_store.drawing import Drawing
 from model_store.preprocess import ImageError
-from model_store.reading import WEIGHTS, Candidates, Weights, candidates_bytes, choose
+from model_store.reading import WEIGHTS, Candidates, Weights, candidates_bytes, candidates_drawing, choose
 from model_store.serving import ServingHead
 
 from .data import load_split
@@ -28,7 +31,7 @@ from .drawn import png_bytes
 from .evaluate import UPLOAD_MAX_PIXELS, add_store_args, preprocess_uploads, serving_heads
 from .number_hints import hint_rates, named, other_uploads
 from .number_hints import markdown as hints_markdown
-from .numbers import FAMILIES, make_family
+from .numbers import DRAWN_FAMILIES, FAMILIES, make_drawings, make_family
 
 log = logging.getLogger("training")
 
@@ -61,6 +64,17 @@ def split_uploads(uploads: list[bytes], rules_only: bool = False) -> list[Candid
     for data in uploads:
         try:
             out.append(candidates_bytes(data, UPLOAD_MAX_PIXELS, max_crops=0 if rules_only else MAX_CROPS))
+        except ImageError:
+            out.append(None)
+    return out
+
+
+def split_drawings(drawings: list[Drawing], rules_only: bool = False) -> list[Candidates | None]:
+    """Every drawing's candidate digits, as ``/read`` splits a number sent as its strokes."""
+    out: list[Candidates | None] = []
+    for drawing in drawings:
+        try:
+            out.append(candidates_drawing(drawing, max_crops=0 if rules_only else MAX_CROPS))
         except ImageError:
             out.append(None)
     return out
@@ -117,6 +131,28 @@ def hint_table(
     return {m: hint_rates(h, texts) for m, h in hints.items()}
 
 
+def _row(
+    label: str, heads: dict[str, ServingHead], texts: list[str], split: Callable[[], list[Candidates | None]]
+) -> tuple[list[Candidates | None], dict[str, list[np.ndarray | None]], dict[str, float], str]:
+    """Split the numbers (``split``), answer and read them with every model: (the splits, every model's
+    rows, the exact-read rate per model, the table's row)."""
+    t0 = time.perf_counter()
+    pictures = split()
+    per_picture_ms = 1000 * (time.perf_counter() - t0) / len(texts)
+    crops = np.mean([len(c.crops) if c is not None else 0 for c in pictures])
+    answered = {m: answer(head, pictures) for m, head in heads.items()}
+    rates, counted = {}, {}
+    for m, head in heads.items():
+        got = read(head, pictures, answered=answered[m])
+        rates[m] = float(np.mean([g == t for g, t in zip(got, texts, strict=True)]))
+        counted[m] = float(np.mean([len(g) == len(t) for g, t in zip(got, texts, strict=True)]))
+    log.info("%s: %d numbers, segmentation %.1f ms and %.1f crops per picture", label, len(texts),
+             per_picture_ms, crops)  # fmt: skip
+    cells = " | ".join(f"{100 * rates[m]:.1f}%" for m in heads)
+    count_cells = " | ".join(f"{100 * counted[m]:.1f}%" for m in heads)
+    return pictures, answered, rates, f"| {label} | {len(texts)} | {cells} | {count_cells} |"
+
+
 def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
     heads = serving_heads(args)
     models = list(heads)
@@ -139,22 +175,24 @@ def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
             log.info("skipping %s: %s", family, exc)
             continue
         uploads = encoded(samples)
-        t0 = time.perf_counter()
-        pictures = split_uploads(uploads, args.rules_only)
-        per_picture_ms = 1000 * (time.perf_counter() - t0) / len(samples)
-        crops = np.mean([len(c.crops) if c is not None else 0 for c in pictures])
-        answered = {m: answer(head, pictures) for m, head in heads.items()}
-        rates[family], counted = {}, {}
-        for m, head in heads.items():
-            texts = read(head, pictures, answered=answered[m])
-            rates[family][m] = float(
-                np.mean([t == text for t, (_, text) in zip(texts, samples, strict=True)])
+        texts = [text for _, text in samples]
+        pictures, answered, rates[family], row = _row(
+            family,
+            heads,
+            texts,
+            lambda: split_uploads(uploads, args.rules_only),  # noqa: B023
+        )
+        lines.append(row)
+        if family in DRAWN_FAMILIES:  # the same numbers as the page sends them: their strokes
+            drawings = [d for d, _ in make_drawings(family, args.count, args.seed)]
+            label = f"{family}, sent as strokes"
+            *_, rates[label], row = _row(
+                label,
+                heads,
+                texts,
+                lambda: split_drawings(drawings, args.rules_only),  # noqa: B023
             )
-            counted[m] = float(
-                np.mean([len(t) == len(text) for t, (_, text) in zip(texts, samples, strict=True)])
-            )
-        log.info("%s: %d numbers, segmentation %.1f ms and %.1f crops per picture", family, len(samples),
-                 per_picture_ms, crops)  # fmt: skip
+            lines.append(row)
         if args.hints:  # the numbers of two digits or more, split and answered above
             several = [i for i, (_, text) in enumerate(samples) if len(text) >= 2]
             hinted[family] = hint_table(
@@ -162,9 +200,6 @@ def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
                 [pictures[i] for i in several], {m: [a[i] for i in several] for m, a in answered.items()},
             )  # fmt: skip
             hint_counts[family] = len(several)
-        cells = " | ".join(f"{100 * rates[family][m]:.1f}%" for m in models)
-        count_cells = " | ".join(f"{100 * counted[m]:.1f}%" for m in models)
-        lines.append(f"| {family} | {len(samples)} | {cells} | {count_cells} |")
     print("\n".join(lines))
     if args.hints:
         for family, items in other_uploads(args.hints, args.seed).items():

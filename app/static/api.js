@@ -64,10 +64,11 @@ export const api = {
       body: { pixels: input.map((row) => row.map((v) => Math.round(v * 255))) },
       signal,
     }),
-  read: (name, image, signal) =>
+  /** A whole number: `body` is `{image}` (base64) or a drawing's `{strokes, width, height, pen}`. */
+  read: (name, body, signal) =>
     request(`v1/models/${encodeURIComponent(name)}/read?return_input=true`, {
       method: "POST",
-      body: { image },
+      body,
       signal,
     }),
 };

@@ -195,7 +195,9 @@ function predictNow() {
   const image = sent.image;
   state.overhang = sent.overhang; // of the picture sent, for its digits' boxes
   const current = () => gen === state.generation;
-  const jobs = state.mode === "number" ? readJobs(image, gen, current, controller) : digitJobs(image, gen, current, controller);
+  // A number drawn on the pad goes as its strokes: digits written into one another are parted along them.
+  const number = sent.strokes || { image };
+  const jobs = state.mode === "number" ? readJobs(number, gen, current, controller) : digitJobs(image, gen, current, controller);
   Promise.all(jobs).then((results) => {
     if (!current()) return;
     const said = [...panels.values()].map((p, i) => {
@@ -244,12 +246,12 @@ function digitJobs(image, gen, current, controller) {
 
 /** A whole number: /read per model; the boxes from the first panel whose answer found digits, and
  * the chosen digit's attention from its 28x28 input. */
-function readJobs(image, gen, current, controller) {
+function readJobs(body, gen, current, controller) {
   state.reads = new Map();
   state.selected = 0;
   return [...panels.values()].map((panel) => {
     panel.setLoading(gen);
-    return track(api.read(panel.name, image, controller.signal))
+    return track(api.read(panel.name, body, controller.signal))
       .then(({ data, rtt }) => {
         if (!current()) return null;
         state.reads.set(panel.name, { data, rtt });

@@ -17,6 +17,9 @@ const STROKE_FRACTION = 0.075;
 const PEN_PER_HEIGHT = 0.15;
 const MIN_PEN_FRACTION = 0.01;
 const MIN_STEP = 0.004; // drop points closer than this (in pad units) to the previous one
+// What /read takes as strokes (app/schemas.py); a drawing with more goes as its picture.
+const MAX_STROKES = 256;
+const MAX_POINTS = 20000;
 
 export class Pad extends EventTarget {
   constructor(canvas) {
@@ -82,16 +85,25 @@ export class Pad extends EventTarget {
   }
 
   /** The picture sent: `image`, a PNG data URL of the pad rendered `size` pixels high (ink on paper),
-   * as wide as the pad, its strokes drawn with the upload's pen (`uploadPen`); and `overhang`, how far
-   * the ink shown reaches past that ink, as a share of the pad's height: what a box found on the
-   * picture grows by on each side to outline the writing on the pad. */
+   * as wide as the pad, its strokes drawn with the upload's pen (`uploadPen`); `strokes`, the same
+   * drawing as its strokes in that picture's pixels (the body /read takes; null when the pad holds an
+   * image); and `overhang`, how far the ink shown reaches past that ink, as a share of the pad's
+   * height: what a box found on the picture grows by on each side to outline the writing on the pad. */
   upload(size = 280) {
     const pen = this.uploadPen();
     const out = document.createElement("canvas");
     out.height = size;
     out.width = Math.round(size * this.aspect);
     this.#render(out.getContext("2d"), out.width, out.height, pen);
-    return { image: out.toDataURL("image/png"), overhang: (STROKE_FRACTION - pen) / 2 };
+    const onlyStrokes = this.items.length > 0 && this.items.every((it) => it.kind === "stroke");
+    const pointCount = this.items.reduce((n, it) => n + (it.points ? it.points.length : 0), 0);
+    const fits = this.items.length <= MAX_STROKES && pointCount <= MAX_POINTS; // else the picture alone
+    const round = (v) => Math.round(v * 100) / 100;
+    const inPixels = ({ points }) => points.map(([x, y]) => [round(x * out.width), round(y * size)]);
+    const strokes = onlyStrokes && fits
+      ? { strokes: this.items.map(inPixels), width: out.width, height: size, pen: round(pen * size) }
+      : null;
+    return { image: out.toDataURL("image/png"), strokes, overhang: (STROKE_FRACTION - pen) / 2 };
   }
 
   /** The pen the picture sent is drawn with, as a share of the pad's height: the marker shown, or a

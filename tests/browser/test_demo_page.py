@@ -4,6 +4,7 @@ error feedback, and screenshots (desktop, phone, dark) saved under test-artifact
 from __future__ import annotations
 
 import base64
+import json
 import math
 import re
 
@@ -536,6 +537,30 @@ def test_whole_number_is_read_by_every_model_with_a_box_per_digit(page_session, 
     page.screenshot(path=str(artifacts_dir / "number-desktop.png"), animations="disabled")
     page.set_viewport_size({"width": 390, "height": 844})
     page.screenshot(path=str(artifacts_dir / "number-phone.png"), animations="disabled", full_page=True)
+
+
+def test_a_number_goes_as_its_strokes_and_crossing_digits_are_read_apart(page_session, service):
+    """The wide pad sends /read the pen's strokes (in the pixels of the picture it would send, with its
+    pen): a 7 whose stem runs through a 4's arm, one blob of ink, is read as 74."""
+    from training.pen_numbers import digit_strokes
+
+    page = page_session.page
+    sent = []
+    page.on("request", lambda r: sent.append(r.post_data) if "/read" in r.url else None)
+    page.get_by_test_id("mode-number").check()
+    height = 0.6  # of the pad; x in units of its width (3 heights)
+    strokes = []
+    for left, d in ((0.3, 7), (0.3 + (0.6 - 0.12) * height / 3, 4)):  # the 4 begins 0.12 heights into the 7
+        strokes += [[(left + height * x / 3, 0.2 + height * y) for x, y in s] for s in digit_strokes(d)]
+    draw(page, strokes)
+    results = settle(page, service.names)
+    bodies = [json.loads(data) for data in sent]
+    assert bodies and all(set(b) == {"strokes", "width", "height", "pen"} for b in bodies)
+    last = bodies[-1]
+    assert (last["width"], last["height"]) == (840, 280) and len(last["strokes"]) == len(strokes)
+    assert 0 < last["pen"] <= 0.075 * 280 + 0.01
+    if service.trained:
+        assert all(r == "74" for r in results.values()), results
 
 
 def test_small_writing_is_read_and_each_box_outlines_the_ink_shown(page_session, service, artifacts_dir):
