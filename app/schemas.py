@@ -112,8 +112,8 @@ class StrokesJSON(BaseModel):
     width: Size | None = Field(None, description="the canvas's width in pixels (boxes are the canvas's)")
     height: Size | None = Field(None, description="the canvas's height in pixels")
     pen: Size | None = Field(
-        None, description="the pen's width in pixels; default: as the page draws small writing, 0.15 of "
-        "the tallest stroke's height, at most 0.075 of the canvas's height",
+        None, description="the pen's width in pixels, at least 0.075 of the tallest stroke's height; "
+        "default: as the page draws small writing, 0.15 of that height, at most 0.075 of the canvas's height",
     )  # fmt: skip
 
     @model_validator(mode="after")

@@ -26,6 +26,9 @@ from .preprocess import ZOOM_GAIN, ZOOM_INK, to_mnist
 # with a pen PEN_PER_HEIGHT of its tallest stroke's height (the page sends its pen with its strokes).
 STROKE_FRACTION = 0.075
 PEN_PER_HEIGHT = 0.15
+# A client's pen finer than this share of its tallest stroke's height is drawn this wide: a hairline on
+# a large canvas all but vanishes when the canvas is reduced (MNIST's strokes are some 0.13 of a digit).
+MIN_PEN_PER_HEIGHT = 0.075
 SUPERSAMPLE = 2  # the browser antialiases its strokes: drawn this many times larger and box-reduced
 STEP = 2.0  # the curves' points are at most about this many supersampled pixels apart
 LAYER_INK = 0.2  # a stroke's pixel is its own from this much of its ink (the page's ink level)
@@ -43,12 +46,14 @@ class Drawing:
     pen: float | None = None  # the line's width in canvas pixels; None: the page's upload pen
 
     def pen_width(self) -> float:
-        """The pen the strokes are drawn with: the client's, or as the page's ``uploadPen`` draws small
-        writing, PEN_PER_HEIGHT of the tallest stroke's height, but not wider than the page's marker
-        (STROKE_FRACTION of the canvas's height, where it is known) nor under a pixel."""
+        """The pen the strokes are drawn with: as the page's ``uploadPen`` draws small writing,
+        PEN_PER_HEIGHT of the tallest stroke's height, but not wider than the page's marker
+        (STROKE_FRACTION of the canvas's height, where it is known); or the client's own, but not under
+        MIN_PEN_PER_HEIGHT of that height; at least a pixel."""
+        tallest = max(float(np.ptp(s[:, 1])) for s in self.strokes)
         if self.pen is not None:
-            return self.pen
-        pen = PEN_PER_HEIGHT * max(float(np.ptp(s[:, 1])) for s in self.strokes)
+            return max(self.pen, MIN_PEN_PER_HEIGHT * tallest)
+        pen = PEN_PER_HEIGHT * tallest
         if self.height is not None:
             pen = min(pen, STROKE_FRACTION * self.height)
         return max(1.0, pen)

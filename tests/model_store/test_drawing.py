@@ -22,13 +22,14 @@ def written_into(text: str, overlap: float = 0.12) -> list[list[tuple[float, flo
 
 def test_the_default_pen_is_the_pages() -> None:
     """pad.js's uploadPen: 0.15 of the tallest stroke's height, at most the marker (0.075 of the canvas's
-    height); the client's own pen when it names one."""
+    height); the client's own pen when it names one, but at least 0.075 of that height."""
     tall = np.array([[10.0, 20.0], [10.0, 120.0]])
     assert Drawing([tall], 840, 280).pen_width() == pytest.approx(15.0)
     assert Drawing([tall * 3], 840, 280).pen_width() == pytest.approx(0.075 * 280)  # the marker at most
     assert Drawing([tall * 3]).pen_width() == pytest.approx(45.0)  # no canvas: no marker to cap it
     assert Drawing([np.array([[50.0, 50.0]])], 840, 280).pen_width() == 1.0  # a dot: a pixel
-    assert Drawing([tall], 840, 280, pen=4.0).pen_width() == 4.0
+    assert Drawing([tall], 840, 280, pen=9.0).pen_width() == 9.0  # the client's own ...
+    assert Drawing([tall], 840, 280, pen=2.0).pen_width() == pytest.approx(7.5)  # ... but no hairline
 
 
 def test_drawn_like_the_picture_the_page_sends() -> None:
