@@ -8,7 +8,8 @@ reader's pieces are its strokes (``model_store.pieces``), and each digit is fitt
 pixels, where they cross included.
 
 Strokes are drawn as the demo page draws them (app/static/pad.js): quadratic curves through the
-midpoints of the points, round caps and joins, with the page's upload pen unless the client names one.
+midpoints of the points, round caps and joins, with the page's upload pen unless the client names one (but
+no hairline, which a reduced canvas would all but lose).
 """
 
 from __future__ import annotations

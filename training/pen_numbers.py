@@ -10,10 +10,10 @@ import math
 
 import numpy as np
 
-# STROKE_FRACTION: the marker's width as a share of the pad's height, as app/static/pad.js shows it (the
-# margins here keep it); upload_pen: the pen the page sends the picture with
 from model_store.drawing import Drawing
 
+# STROKE_FRACTION: the marker's width as a share of the pad's height, as app/static/pad.js shows it (the
+# margins here keep it); upload_pen: the pen the page sends the picture with
 from .drawn import STROKE_FRACTION, draw_paths, upload_pen
 
 Stroke = list[tuple[float, float]]
