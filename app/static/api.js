@@ -49,14 +49,15 @@ export const api = {
   ready: (signal) => request("v2/health/ready", { signal }),
   health: (signal) => request("health", { signal }),
   models: (signal) => request("v1/models", { signal }),
-  predict: (name, image, signal) =>
+  /** One digit: `body` is `{image}` (base64) or a drawing's `{strokes, width, height, pen}`. */
+  predict: (name, body, signal) =>
     request(`v1/models/${encodeURIComponent(name)}/predict?return_input=true`, {
       method: "POST",
-      body: { image },
+      body,
       signal,
     }),
-  attention: (name, image, signal) =>
-    request(`v1/models/${encodeURIComponent(name)}/attention`, { method: "POST", body: { image }, signal }),
+  attention: (name, body, signal) =>
+    request(`v1/models/${encodeURIComponent(name)}/attention`, { method: "POST", body, signal }),
   /** One digit already preprocessed (28x28 0..1 as /read returns it): attention without re-fitting. */
   attentionPixels: (name, input, signal) =>
     request(`v1/models/${encodeURIComponent(name)}/attention`, {

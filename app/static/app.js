@@ -192,12 +192,12 @@ function predictNow() {
   state.controller = controller;
   const gen = ++state.generation;
   const sent = state.file ? { image: state.file.image, overhang: 0 } : pad.upload(280);
-  const image = sent.image;
   state.overhang = sent.overhang; // of the picture sent, for its digits' boxes
   const current = () => gen === state.generation;
-  // A number drawn on the pad goes as its strokes: digits written into one another are parted along them.
-  const number = sent.strokes || { image };
-  const jobs = state.mode === "number" ? readJobs(number, gen, current, controller) : digitJobs(image, gen, current, controller);
+  // A drawing goes as its strokes (the same picture on the server): digits written into one another are
+  // parted along them, for /read and for the hint that names a number drawn on the one-digit pad.
+  const body = sent.strokes || { image: sent.image };
+  const jobs = state.mode === "number" ? readJobs(body, gen, current, controller) : digitJobs(body, gen, current, controller);
   Promise.all(jobs).then((results) => {
     if (!current()) return;
     const said = [...panels.values()].map((p, i) => {
@@ -212,7 +212,7 @@ function predictNow() {
 
 /** One digit: /predict per model, except the attention model, whose /attention answer already
  * holds its prediction (one forward pass per stroke instead of two). */
-function digitJobs(image, gen, current, controller) {
+function digitJobs(body, gen, current, controller) {
   let inputShown = false;
   const showInput = (input) => {
     if (!inputShown && input && current()) {
@@ -226,7 +226,7 @@ function digitJobs(image, gen, current, controller) {
     panel.setLoading(gen);
     const withAttention = panel.name === attnModel;
     const call = withAttention ? api.attention : api.predict;
-    return track(call(panel.name, image, controller.signal))
+    return track(call(panel.name, body, controller.signal))
       .then(({ data, rtt }) => {
         if (!current()) return null;
         panel.setResult(data, rtt, gen);

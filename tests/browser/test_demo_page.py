@@ -776,6 +776,32 @@ def test_a_number_on_the_one_digit_pad_is_named_with_a_pointer_to_whole_numbers(
             assert message in ("", "This doesn't look like a digit.") or "turn on “Whole number”" in message
 
 
+def test_a_number_written_into_itself_on_the_one_digit_pad_is_named_too(page_session, service):
+    """The one-digit pad sends its strokes too: a 7 whose stem runs through a 4's arm, one blob of ink,
+    is named as 74 (sent as a picture, it gets no name from either model)."""
+    from training.pen_numbers import digit_strokes
+
+    page = page_session.page
+    sent = []
+    page.on(
+        "request",
+        lambda r: sent.append(r.post_data) if "/predict" in r.url or "/attention" in r.url else None,
+    )
+    strokes = []
+    for left, d in ((0.12, 7), (0.12 + (0.6 - 0.12) * 0.6, 4)):  # 0.6 of the pad tall, the 4 0.12 into the 7
+        strokes += [[(left + 0.6 * x, 0.2 + 0.6 * y) for x, y in s] for s in digit_strokes(d)]
+    draw(page, strokes)
+    results = settle(page, service.names)
+    bodies = [json.loads(data) for data in sent]
+    assert bodies and all(set(b) == {"strokes", "width", "height", "pen"} for b in bodies)
+    assert (bodies[-1]["width"], bodies[-1]["height"]) == (280, 280)
+    for name in service.names:
+        message = page.locator(f'.model[data-model="{name}"] .model-message').inner_text()
+        if service.trained:
+            assert results[name] == "?", f"{name} shows {results[name]}"
+            assert message == "This looks like the number 74: turn on “Whole number” to read it.", message
+
+
 def test_the_api_docs_render_offline(new_page, service):
     """The page's "API docs" link: Swagger UI runs on files this server serves, so it shows every route
     where the service has no internet, as the page itself does."""
