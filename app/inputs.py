@@ -137,6 +137,7 @@ class Payload:
     form: BodyForm
     images: list[bytes] = field(default_factory=list)
     json_body: bytes | None = None
+    parsed: BaseModel | None = None  # the JSON body once validated (``parse_json``), for a second reading
 
     @property
     def inline(self) -> bool:
@@ -217,7 +218,15 @@ async def _read_multipart(request: Request, settings: Settings, form: BodyForm) 
 
 
 def parse_json(payload: Payload) -> BaseModel:
-    """The JSON body validated by the form's model for its one key; InvalidInput says what is wrong."""
+    """The JSON body validated by the form's model for its one key; InvalidInput says what is wrong.
+    Validated once: a second reading of the payload (the hint's split of a one-digit upload) takes it
+    from there."""
+    if payload.parsed is None:
+        payload.parsed = _validated(payload)
+    return payload.parsed
+
+
+def _validated(payload: Payload) -> BaseModel:
     assert payload.json_body is not None
     try:
         obj = json.loads(payload.json_body)
@@ -255,12 +264,11 @@ def _first_error(exc: ValidationError, model: type[BaseModel]) -> str:
     return f"`{where}`: {err['msg']}{expected}{more}"
 
 
-def image_bytes(payload: Payload, body: BaseModel | None = None) -> list[bytes]:
-    """The encoded images of an upload or of a JSON body with base64 `image` / `images` (`body`: the
-    JSON already parsed by the caller)."""
+def image_bytes(payload: Payload) -> list[bytes]:
+    """The encoded images of an upload or of a JSON body with base64 `image` / `images`."""
     if payload.json_body is None:
         return payload.images
-    body = body or parse_json(payload)
+    body = parse_json(payload)
     if isinstance(body, ImageJSON):
         return [decode_base64(body.image)]
     if isinstance(body, BatchImagesJSON):
@@ -279,7 +287,7 @@ def decode_payload(payload: Payload, settings: Settings) -> list[np.ndarray]:
         pixels = body.pixels
         _check_count(len(pixels), settings)
         return [_numbered(i, pixels_to_array, p, f"pixels[{i}]") for i, p in enumerate(pixels)]
-    encoded = image_bytes(payload, body)
+    encoded = image_bytes(payload)
     _check_count(len(encoded), settings)
     if not payload.form.batch:
         return [preprocess_bytes(encoded[0], settings.max_image_pixels)]

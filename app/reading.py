@@ -29,7 +29,7 @@ def split_upload(payload: Payload, settings: Settings, max_crops: int) -> Candid
     if isinstance(body, StrokesJSON):
         return candidates_drawing(body.drawing(), settings.max_digits, max_crops)
     return candidates_bytes(
-        image_bytes(payload, body)[0], settings.max_image_pixels, settings.max_digits, max_crops
+        image_bytes(payload)[0], settings.max_image_pixels, settings.max_digits, max_crops
     )
 
 

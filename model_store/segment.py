@@ -193,11 +193,12 @@ def _pen_strokes(mask: np.ndarray, labels: np.ndarray, layers: list[Layer]) -> l
     for layer in layers:
         own = layer.own(mask)
         h, w = own.shape
-        counts = np.bincount(labels[layer.y0 : layer.y0 + h, layer.x0 : layer.x0 + w][own])
+        window = labels[layer.y0 : layer.y0 + h, layer.x0 : layer.x0 + w]
+        counts = np.bincount(window[own])
         if counts.size < 2 or counts[1:].max() == 0:
             continue
         label = int(counts[1:].argmax()) + 1
-        own &= labels[layer.y0 : layer.y0 + h, layer.x0 : layer.x0 + w] == label
+        own &= window == label
         rows, cols = np.flatnonzero(own.any(axis=1)), np.flatnonzero(own.any(axis=0))
         box = own[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
         out.append(PenStroke(label, layer.y0 + int(rows[0]), layer.x0 + int(cols[0]), box))

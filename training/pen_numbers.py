@@ -14,7 +14,7 @@ from model_store.drawing import Drawing
 
 # STROKE_FRACTION: the marker's width as a share of the pad's height, as app/static/pad.js shows it (the
 # margins here keep it); upload_pen: the pen the page sends the picture with
-from .drawn import STROKE_FRACTION, draw_paths, upload_pen
+from .drawn import STROKE_FRACTION, densify, draw_paths, upload_pen
 
 Stroke = list[tuple[float, float]]
 SAMPLE_STEP = 2.0  # px between the points of a stroke sent as strokes (pointer events on the pad)
@@ -127,17 +127,7 @@ def pad_drawing(pixels: list[Stroke], step: float = SAMPLE_STEP) -> Drawing:
     """Pixel strokes on the wide pad as the page sends a number's strokes (``model_store.drawing``):
     each sampled every ``step`` px along its path, as pointer events come, with the upload's pen."""
     pen = upload_pen(pixels, PAD_HEIGHT) * PAD_HEIGHT
-    return Drawing([_sampled(s, step) for s in pixels], PAD_WIDTH, PAD_HEIGHT, pen)
-
-
-def _sampled(stroke: Stroke, step: float) -> np.ndarray:
-    """A polyline's points every ``step`` px along it, its corners kept."""
-    p = np.asarray(stroke, dtype=np.float64)
-    out = [p[:1]]
-    for a, b in itertools.pairwise(p):
-        n = max(1, math.ceil(float(np.linalg.norm(b - a)) / step))
-        out.append(a + (b - a) * (np.arange(1, n + 1)[:, None] / n))
-    return np.concatenate(out)
+    return Drawing([np.asarray(densify(s, step)) for s in pixels], PAD_WIDTH, PAD_HEIGHT, pen)
 
 
 def hand_digits(text: str, rng: np.random.Generator) -> list[list[Stroke]]:
