@@ -23,10 +23,15 @@ Families, each a list of (gray uint8 picture, the number's text), 1-8 digits (th
 - ``displays``: the number on a seven-segment display (``training.display_fonts``: the DSEG7 faces, printed,
   on an LCD with its unlit segments showing, or lit LEDs), needs ``fonts-dseg``;
 - ``display_marks``: the numbers of ``marks`` but the ones with a comma (12.5, -42, 12:30, 10-20) on the
-  displays of ``displays``, where a clock, a meter or a scale shows them.
+  displays of ``displays``, where a clock, a meter or a scale shows them;
+- ``hands``: pen numbers in other hands: each digit one of the page's drawn-digit templates or a writing
+  style (a slashed zero, a 1 with flag and foot, a looped 2), not the skeletons of the families above;
+  neighbours touching in half the numbers.
 
-``fit-reader`` fits on ``DIGIT_FAMILIES``: digits alone, on level pages. ``make_drawings`` gives the pen
-families (``DRAWN_FAMILIES``) as the page sends them for ``/read``: the same numbers, as their strokes.
+``fit-reader`` fits on ``DIGIT_FAMILIES``: digits alone, on level pages (not ``hands``, kept to check
+that a fit does not lean on the pen families' shapes). ``make_drawings`` gives the pen families
+(``DRAWN_FAMILIES``) as the page sends them for ``/read``, as their strokes: the same numbers
+(``marks``: its numbers written with the pen, all of them).
 """
 
 from __future__ import annotations
@@ -49,13 +54,22 @@ from .number_scenes import (
     photo_number,
     turned,
 )
-from .pen_numbers import marked_number, pad_drawing, stroke_number, stroke_paths
+from .pen_numbers import (
+    as_sent,
+    marked_number,
+    marked_paths,
+    other_hand_paths,
+    pad_drawing,
+    stroke_number,
+    stroke_paths,
+)
 
 Sample = tuple[np.ndarray, str]
 
 DIGIT_FAMILIES = ("mnist", "strokes", "touching", "fonts", "photos", "forms", "notebook")
-FAMILIES = (*DIGIT_FAMILIES, "marks", "turned_forms", "page_scans", "cropped", "displays", "display_marks")
-DRAWN_FAMILIES = ("strokes", "touching")  # pen strokes alone: the page sends them as strokes
+FAMILIES = (*DIGIT_FAMILIES, "marks", "turned_forms", "page_scans", "cropped", "displays", "display_marks",
+            "hands")  # fmt: skip
+DRAWN_FAMILIES = ("strokes", "touching", "marks", "hands")  # written with the pen: the page sends strokes
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
 FONTS = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSerif.ttf", "DejaVuSansMono.ttf",
          "DejaVuSansCondensed.ttf", "DejaVuSans-Oblique.ttf", "DejaVuSerif-Bold.ttf")  # fmt: skip
@@ -179,6 +193,8 @@ def make_family(
         make = lambda t: page_scan_number(t, rng)  # noqa: E731
     elif family == "cropped":
         make = lambda t: cropped_number(t, rng)  # noqa: E731
+    elif family == "hands":
+        make = lambda t: as_sent(other_hand_paths(t, rng))  # noqa: E731
     elif family in ("displays", "display_marks"):
         fonts = required_fonts()
         make = lambda t: display_number(t, rng, fonts)  # noqa: E731
@@ -192,13 +208,23 @@ def make_family(
 
 
 def make_drawings(family: str, count: int, seed: int = 0) -> list[tuple[Drawing, str]]:
-    """``count`` numbers of a pen family (``DRAWN_FAMILIES``), the same as ``make_family`` draws, as the
-    demo page sends them to ``/read``: their strokes (``model_store.drawing``)."""
+    """``count`` numbers of a pen family (``DRAWN_FAMILIES``) as the demo page sends them to ``/read``:
+    their strokes (``model_store.drawing``). ``strokes``, ``touching`` and ``hands``: the numbers
+    ``make_family`` draws; ``marks``: numbers with punctuation, all written with the pen (a quarter of
+    ``make_family``'s are typeset), so not the same ones."""
     if family not in DRAWN_FAMILIES:
         raise ValueError(f"{family!r} is not drawn with the pen alone; choose from {DRAWN_FAMILIES}")
     rng = np.random.default_rng([seed, FAMILIES.index(family)])
     out = []
     for _ in range(count):
-        text = random_number(rng)
-        out.append((pad_drawing(stroke_paths(text, rng, touching=family == "touching")), text))
+        if family == "marks":
+            text = random_marked(rng)
+            paths = marked_paths(text, rng)
+        elif family == "hands":
+            text = random_number(rng)
+            paths = other_hand_paths(text, rng)
+        else:
+            text = random_number(rng)
+            paths = stroke_paths(text, rng, touching=family == "touching")
+        out.append((pad_drawing(paths), text))
     return out

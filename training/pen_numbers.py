@@ -14,13 +14,16 @@ from model_store.drawing import Drawing
 
 # STROKE_FRACTION: the marker's width as a share of the pad's height, as app/static/pad.js shows it (the
 # margins here keep it); upload_pen: the pen the page sends the picture with
-from .drawn import STROKE_FRACTION, densify, draw_paths, upload_pen
+from .drawn import DIGIT_STROKES, STROKE_FRACTION, densify, draw_paths, jitter, upload_pen
+from .writing_styles import STYLES
 
 Stroke = list[tuple[float, float]]
 SAMPLE_STEP = 2.0  # px between the points of a stroke sent as strokes (pointer events on the pad)
 
 PAD_HEIGHT = 280  # the wide pad on the page is 3:1 at this height
 PAD_WIDTH = 840
+# Per digit, the templates of other hands (``other_hand_paths``): the page's and the writing styles.
+OTHER_HANDS = {d: [*DIGIT_STROKES[d], *(t for digit, t in STYLES.values() if digit == d)] for d in range(10)}
 
 
 def arc(cx: float, cy: float, rx: float, ry: float, a0: float, a1: float, n: int = 24) -> Stroke:
@@ -108,8 +111,32 @@ def stroke_number(text: str, rng: np.random.Generator, touching: bool = False) -
 
 def stroke_paths(text: str, rng: np.random.Generator, touching: bool = False) -> list[Stroke]:
     """A number written with the pen on the wide pad: its strokes in the pad's pixels."""
+    return written(hand_digits(text, rng), rng, touching)
+
+
+def other_hand_paths(text: str, rng: np.random.Generator) -> list[Stroke]:
+    """A number in other hands than ``stroke_paths``'s: each digit one of the page's drawn-digit
+    templates or a writing style (``training.drawn``, ``training.writing_styles``: a slashed zero, a 1
+    with a flag and foot, a looped 2, ...), templates written apart from ``digit_strokes``; neighbours
+    touching as in the ``touching`` family in half the numbers. What the reader's weights were never
+    fitted on (``fit-reader`` leaves the family out)."""
+    return written([other_hand(int(c), rng) for c in text], rng, touching=rng.random() < 0.5)
+
+
+def other_hand(digit: int, rng: np.random.Generator) -> list[Stroke]:
+    """One template of ``digit`` from ``OTHER_HANDS``, jittered, in ``digit_strokes``' box (1 tall)."""
+    templates = OTHER_HANDS[digit]
+    strokes = jitter(templates[rng.integers(len(templates))], rng, scale=(0.9, 1.1), degrees=8.0, shear=0.15,
+                     noise=0.004)  # fmt: skip
+    xs, ys = np.concatenate(strokes)[:, 0], np.concatenate(strokes)[:, 1]
+    height = ys.max() - ys.min()
+    return [[((x - xs.min()) / height, (y - ys.min()) / height) for x, y in s] for s in strokes]
+
+
+def written(digits: list[list[Stroke]], rng: np.random.Generator, touching: bool = False) -> list[Stroke]:
+    """Digits (each in a box 1 tall) written side by side on the wide pad, most of its height or as
+    wide as it allows, apart or (``touching``) mostly run into one another: their strokes in pixels."""
     width = STROKE_FRACTION * PAD_HEIGHT
-    digits = hand_digits(text, rng)
     gaps = [
         rng.uniform(0.0, 0.1) if touching and rng.random() < 0.7 else rng.uniform(0.12, 0.4)
         for _ in digits[1:]
@@ -157,8 +184,14 @@ def mark_strokes(mark: str, rng: np.random.Generator) -> list[Stroke]:
 
 
 def marked_number(text: str, rng: np.random.Generator) -> np.ndarray:
-    """A number with punctuation written with the pen on the wide pad, as pixels: the digits as in
-    ``stroke_number``, a mark a little apart from its neighbours (a dot never touches the digits)."""
+    """A number with punctuation written with the pen on the wide pad, as the page sends its picture."""
+    return as_sent(marked_paths(text, rng))
+
+
+def marked_paths(text: str, rng: np.random.Generator) -> list[Stroke]:
+    """A number with punctuation written with the pen on the wide pad, its strokes in the pad's pixels:
+    the digits as in ``stroke_paths``, a mark a little apart from its neighbours (a dot never touches
+    the digits)."""
     width = STROKE_FRACTION * PAD_HEIGHT
     glyphs = [hand_digits(c, rng)[0] if c.isdigit() else mark_strokes(c, rng) for c in text]
     gaps = [
@@ -169,8 +202,7 @@ def marked_number(text: str, rng: np.random.Generator) -> np.ndarray:
     height = min(rng.uniform(0.45, 0.62) * PAD_HEIGHT, (PAD_WIDTH - 2.5 * width) / total)
     left = rng.uniform(1.2 * width, PAD_WIDTH - total * height - 1.2 * width)
     top = rng.uniform(1.2 * width, PAD_HEIGHT - 1.25 * height - 1.2 * width)  # room for a comma's tail
-    pixels = side_by_side(glyphs, gaps, left, top, height, rng)
-    return as_sent(pixels)
+    return side_by_side(glyphs, gaps, left, top, height, rng)
 
 
 def side_by_side(

@@ -6,7 +6,8 @@ answers all of them, and ``choose`` picks the reading (``--rules-only``: the rul
 ``model_store.segment`` alone, no alternatives). A number counts as read when the digits, in order,
 spell it exactly (a missed or extra digit is an error). Prints a markdown table: exact-read rate per
 family and model, and per model how often the digit count is right. The pen families are read a second
-time as the demo page sends them, as their strokes (``candidates_drawing``; rows "..., sent as strokes").
+time as the demo page sends them, as their strokes (``candidates_drawing``; rows "..., sent as strokes";
+``marks``: its numbers written with the pen, ``training.numbers.make_drawings``).
 """
 
 from __future__ import annotations
@@ -183,13 +184,14 @@ def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
             lambda: split_uploads(uploads, args.rules_only),  # noqa: B023
         )
         lines.append(row)
-        if family in DRAWN_FAMILIES:  # the same numbers as the page sends them: their strokes
-            drawings = [d for d, _ in make_drawings(family, args.count, args.seed)]
+        if family in DRAWN_FAMILIES:  # the numbers as the page sends them: their strokes
+            drawn = make_drawings(family, args.count, args.seed)
+            drawings = [d for d, _ in drawn]
             label = f"{family}, sent as strokes"
             *_, rates[label], row = _row(
                 label,
                 heads,
-                texts,
+                [text for _, text in drawn],
                 lambda: split_drawings(drawings, args.rules_only),  # noqa: B023
             )
             lines.append(row)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from training.cli import main
-from training.numbers import make_family
+from training.numbers import make_drawings, make_family
 
 
 def test_read_eval_prints_the_reads_and_the_hints(shipped_store: Path, capsys) -> None:
@@ -48,3 +48,15 @@ def test_hints_are_measured_on_the_served_split_only(shipped_store: Path) -> Non
     with pytest.raises(SystemExit, match="--hints measures the service's split"):
         main(["read-eval", "--store-dir", str(shipped_store), "--families", "strokes", "--count", "2",
               "--hints", "1", "--rules-only"])  # fmt: skip
+
+
+def test_the_drawn_families_are_the_pictures_numbers_sent_as_strokes() -> None:
+    """``strokes``, ``touching`` and ``hands`` as strokes are the very numbers their pictures show;
+    ``marks`` as strokes are numbers with punctuation, all written with the pen."""
+    for family in ("strokes", "touching", "hands"):
+        pictures, drawings = make_family(family, 8, seed=3), make_drawings(family, 8, seed=3)
+        assert [t for _, t in pictures] == [t for _, t in drawings], family
+    marks = make_drawings("marks", 20, seed=3)
+    assert all(not t.isdigit() for _, t in marks)
+    with pytest.raises(ValueError, match="not drawn with the pen alone"):
+        make_drawings("fonts", 1)
