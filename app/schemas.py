@@ -85,7 +85,8 @@ class ModelList(BaseModel):
 
 
 class ImageJSON(BaseModel):
-    """One image, base64 encoded (PNG, JPEG, WebP, BMP, GIF, TIFF, HEIC or AVIF; may be a data: URL)."""
+    """One image, base64 encoded (PNG, JPEG, WebP, BMP, GIF, TIFF, HEIC or AVIF; the standard or URL-safe
+    alphabet, padded or not; may be a data: URL)."""
 
     model_config = ConfigDict(extra="forbid")
     image: str = Field(min_length=1, description="a non-empty base64 string")

@@ -21,6 +21,8 @@ from PIL import Image, ImageFilter, ImageOps, UnidentifiedImageError
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
+URL_SAFE = str.maketrans("-_", "+/")  # base64url (RFC 4648, section 5) -> the standard alphabet
+
 FULL_SIZE = "vit_digits_full_size"  # decode_image's notes in Image.info: the picture's size, ...
 IN_COLOUR = "vit_digits_in_colour"  # ... whether it has colours (a JPEG may be decoded to gray), ...
 BY_COLOUR = "vit_digits_by_colour"  # ... and whether to_gray reads it by its colours, not its luminance
@@ -100,13 +102,16 @@ def configure(max_image_pixels: int) -> None:
 
 
 def decode_base64(text: str) -> bytes:
-    """Base64 (standard alphabet, optional ``data:image/...;base64,`` prefix) -> bytes."""
+    """Base64 -> bytes: the standard alphabet or the URL-safe one (``-`` and ``_``, as browsers' and
+    JWT libraries' encoders give it), padded or not, line breaks allowed, an optional
+    ``data:image/...;base64,`` prefix. Anything else is refused: the bytes must still be a picture."""
     if text.startswith("data:"):
         _, sep, text = text.partition(",")
         if not sep:
             raise NotAnImage("data URL without a ',' before the base64 payload")
+    compact = "".join(text.split()).translate(URL_SAFE)
     try:
-        return base64.b64decode("".join(text.split()), validate=True)
+        return base64.b64decode(compact + "=" * (-len(compact) % 4), validate=True)
     except (binascii.Error, ValueError) as exc:
         raise NotAnImage(f"image is not valid base64: {exc}") from exc
 

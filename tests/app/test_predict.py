@@ -52,6 +52,7 @@ def single_routes(u8: np.ndarray):
     yield "raw image/png", {"content": png, "headers": {"content-type": "image/png"}}
     yield "json base64", {"json": {"image": b64(png)}}
     yield "json data URL", {"json": {"image": b64(png, data_url=True)}}
+    yield "json base64url, unpadded", {"json": {"image": base64.urlsafe_b64encode(png).decode().rstrip("=")}}
     yield "json pixels", {"json": {"pixels": u8.tolist()}}
     # What standard clients send when not told otherwise: the body's own bytes say it is an image.
     yield "multipart, another field name", {"files": {"image": ("digit.png", png, "image/png")}}

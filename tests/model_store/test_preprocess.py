@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import io
 
 import numpy as np
@@ -346,7 +347,10 @@ def test_base64_with_and_without_data_url():
     assert decode_base64("aGk=") == b"hi"
     assert decode_base64("data:image/png;base64,aGk=") == b"hi"
     assert decode_base64("aG\nk=") == b"hi"
-    for bad in ("not base64!", "data:image/png;base64", "aGk"):
+    # As other encoders give it: unpadded, and the URL-safe alphabet (bytes 0xfb 0xff: "+/8" / "-_8").
+    assert decode_base64("aGk") == b"hi"
+    assert decode_base64("-_8") == decode_base64("+/8=") == base64.urlsafe_b64decode("-_8=") == b"\xfb\xff"
+    for bad in ("not base64!", "data:image/png;base64", "aGk=a", "a", "aG=k"):
         with pytest.raises(NotAnImage):
             decode_base64(bad)
 
