@@ -128,9 +128,9 @@ def other_hand(digit: int, rng: np.random.Generator) -> list[Stroke]:
     templates = OTHER_HANDS[digit]
     strokes = jitter(templates[rng.integers(len(templates))], rng, scale=(0.9, 1.1), degrees=8.0, shear=0.15,
                      noise=0.004)  # fmt: skip
-    xs, ys = np.concatenate(strokes)[:, 0], np.concatenate(strokes)[:, 1]
-    height = ys.max() - ys.min()
-    return [[((x - xs.min()) / height, (y - ys.min()) / height) for x, y in s] for s in strokes]
+    points = np.concatenate(strokes)
+    (x0, y0), (_, y1) = points.min(axis=0), points.max(axis=0)
+    return [[((x - x0) / (y1 - y0), (y - y0) / (y1 - y0)) for x, y in s] for s in strokes]
 
 
 def written(digits: list[list[Stroke]], rng: np.random.Generator, touching: bool = False) -> list[Stroke]:
