@@ -322,6 +322,13 @@ class ReadResponse(BaseModel):
         description="the digits' labels in reading order with the marks written between them (lines joined "
         "by newlines): 12.5, 1,000, 12:30, -42"
     )
+    confidence: float | None = Field(
+        description="the probability that `text` is exactly right, every digit and mark: calibrated on "
+        "numbers generated in code (docs/reading.md, How sure the reading is); null for a checkpoint "
+        "without a digit score",
+        ge=0.0,
+        le=1.0,
+    )
     digits: list[ReadDigit]
     marks: list[ReadMark] = Field(description="the punctuation in `text`, left to right")
     timing: Timing

@@ -1,10 +1,13 @@
-"""The numbers behind calibration: temperature fit, expected calibration error, flag rates.
+"""The numbers behind calibration: temperature fit, expected calibration error, flag rates, and the
+logistic fit of how sure ``/read`` is of a whole reading.
 
-Pure tensor functions, no I/O: ``training/calibrate.py`` feeds them a checkpoint's logits and scores.
+Pure functions, no I/O: ``training/calibrate.py`` feeds them a checkpoint's logits and scores,
+``training/fit_confidence.py`` and ``read-eval`` the readings of generated numbers.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -68,3 +71,29 @@ def auroc(digits: torch.Tensor, outliers: torch.Tensor) -> float:
     r = mean_rank[inverse][: len(digits)].sum()
     n, m = len(digits), len(outliers)
     return float((r - n * (n + 1) / 2) / (n * m))
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-3, steps: int = 50) -> tuple[float, np.ndarray]:
+    """Logistic regression of ``y`` (0/1) on the rows of ``x``, by Newton's method on standardised
+    features with a little L2 on the weights: (bias, coefficients), on the features as given."""
+    mean, sd = x.mean(axis=0), x.std(axis=0)
+    sd = np.where(sd > 0, sd, 1.0)  # a feature constant over the fit weighs nothing
+    z = np.c_[np.ones(len(x)), (x - mean) / sd]
+    w = np.zeros(z.shape[1])
+    ridge = l2 * np.diag(np.r_[0.0, np.ones(z.shape[1] - 1)])
+    for _ in range(steps):
+        p = 1.0 / (1.0 + np.exp(-(z @ w)))
+        gradient = z.T @ (p - y) + ridge @ w
+        hessian = (z * (p * (1 - p))[:, None]).T @ z + ridge + 1e-9 * np.eye(len(w))
+        w = w - np.linalg.solve(hessian, gradient)
+    coefficients = w[1:] / sd
+    return float(w[0] - coefficients @ mean), coefficients
+
+
+def sureness_error(p: np.ndarray, right: np.ndarray, bins: int = 10) -> float:
+    """The ECE of a probability that an answer is right: over equal-width bins of ``p``, the
+    count-weighted mean |share right - mean p|."""
+    idx = np.clip(np.ceil(p * bins).astype(int), 1, bins) - 1
+    count = np.bincount(idx, minlength=bins)
+    gap = np.abs(np.bincount(idx, right.astype(float), bins) - np.bincount(idx, p, bins))
+    return float(gap.sum() / max(count.sum(), 1))

@@ -1,4 +1,5 @@
-"""Command line: ``python -m training {train,evaluate,compare,robustness,calibrate,read-eval,fit-reader}``."""
+"""Command line: ``python -m training {train,evaluate,compare,robustness,calibrate,read-eval,fit-reader,
+fit-confidence}``."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 
 from .calibrate import add_calibrate_args, run_calibrate
 from .evaluate import add_store_args, run_compare, run_evaluate
+from .fit_confidence import add_fit_confidence_args, run_fit_confidence
 from .fit_reader import add_fit_reader_args, run_fit_reader
 from .read_eval import add_read_eval_args, run_read_eval
 from .robustness import add_robustness_args, run_robustness
@@ -35,6 +37,8 @@ def get_args_parser() -> argparse.ArgumentParser:
     add_read_eval_args(read_, settings)
     fit_ = sub.add_parser("fit-reader", help="fit the weights that choose how a number is split")
     add_fit_reader_args(fit_, settings)
+    sure = sub.add_parser("fit-confidence", help="fit how sure /read is that a reading is exactly right")
+    add_fit_confidence_args(sure, settings)
     return parser
 
 
@@ -66,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
             run_read_eval(args)
         elif args.command == "fit-reader":
             run_fit_reader(args)
+        elif args.command == "fit-confidence":
+            run_fit_confidence(args)
         else:
             print(run_compare(args))
     except (DatasetNotFoundError, CheckpointError) as exc:

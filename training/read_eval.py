@@ -25,7 +25,9 @@ from model_store.drawing import Drawing
 from model_store.preprocess import ImageError
 from model_store.reading import WEIGHTS, Candidates, Weights, candidates_bytes, candidates_drawing, choose
 from model_store.serving import ServingHead
+from model_store.text_confidence import CONFIDENCE, reading_features
 
+from .calibration_metrics import auroc, sureness_error
 from .data import load_split
 from .display_fonts import DisplayFontsMissing
 from .drawn import png_bytes
@@ -38,6 +40,8 @@ log = logging.getLogger("training")
 
 MAX_CROPS = 64  # the service's default: max(max_batch_images, max_digits) images per engine call
 TARGET = 0.97  # exact reads on the pen-stroke family
+SURE = 0.9  # the confidence the table reports keeping readings from
+Sureness = dict[str, tuple[np.ndarray, np.ndarray]]  # per model: each reading's confidence, and whether exact
 
 
 def add_read_eval_args(p: argparse.ArgumentParser, settings) -> None:
@@ -121,6 +125,56 @@ def read(
     ]  # fmt: skip
 
 
+def evidence(
+    head: ServingHead, pictures: list[Candidates | None], answered: list[np.ndarray | None], texts: list[str]
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """For every picture the model read (not refused): what ``model_store.text_confidence`` weighs of its
+    reading (n, len(FEATURES)), and whether the text is exactly right (n,)."""
+    features, right = [], []
+    for cands, rows, text in zip(pictures, answered, texts, strict=True):
+        if cands is not None and rows is not None and head.digit_threshold is not None:
+            chosen = choose(cands, rows, head.digit_threshold)
+            features.append(reading_features(cands, rows, head.digit_threshold, chosen))
+            right.append(text_of(cands, rows, chosen, head.num_classes) == text)
+    return np.array(features).reshape(len(right), -1), np.array(right, dtype=bool)
+
+
+def _sureness(
+    heads: dict[str, ServingHead], pictures: list[Candidates | None],
+    answered: dict[str, list[np.ndarray | None]], texts: list[str],
+) -> Sureness:  # fmt: skip
+    """Per model: each reading's confidence and whether it is exact."""
+    out = {}
+    for m, head in heads.items():
+        features, right = evidence(head, pictures, answered[m], texts)
+        out[m] = (CONFIDENCE.probabilities(features), right)
+    return out
+
+
+def confidence_markdown(sureness: dict[str, Sureness], models: list[str]) -> str:
+    """Per family and model, the mean confidence beside the share read exactly (of the readings made);
+    over all of them, per model, the calibration error, how well it ranks right above wrong, and what
+    keeping the readings at SURE or above keeps."""
+    head = " | ".join(f"{m}: confidence / exact" for m in models)
+    lines = [f"| family | {head} |", f"|---|{'---:|' * len(models)}"]
+    for label, per_model in sureness.items():
+        cells = [f"{p.mean():.3f} / {right.mean():.3f}" if p.size else "-" for p, right in per_model.values()]
+        lines.append(f"| {label} | {' | '.join(cells)} |")
+    for m in models:
+        p = np.concatenate([per_model[m][0] for per_model in sureness.values()])
+        right = np.concatenate([per_model[m][1] for per_model in sureness.values()])
+        kept = p >= SURE
+        exact_kept = 100 * right[kept].mean() if kept.any() else 0.0
+        both = 0 < right.sum() < right.size
+        ranked = auroc(torch.from_numpy(p[right]), torch.from_numpy(p[~right])) if both else float("nan")
+        lines.append(
+            f"{m}: {right.size} readings, {100 * right.mean():.1f}% exact, mean confidence {p.mean():.3f}, "
+            f"calibration error {sureness_error(p, right):.3f}, AUROC {ranked:.3f}; confidence >= {SURE}: "
+            f"{100 * kept.mean():.1f}% kept, {exact_kept:.1f}% of them exact"
+        )
+    return "\n".join(lines)
+
+
 def hint_table(
     heads: dict[str, ServingHead], uploads: list[bytes], texts: list[str], pictures: list[Candidates | None],
     answered: dict[str, list[np.ndarray | None]],
@@ -164,6 +218,7 @@ def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
     rates: dict[str, dict[str, float]] = {}
     hinted: dict[str, dict[str, dict[str, float]]] = {}
     hint_counts: dict[str, int] = {}
+    sureness: dict[str, Sureness] = {}
     counts = " | ".join(f"count right ({m})" for m in models)
     lines = [f"| family | numbers | {' | '.join(models)} | {counts} |",
              f"|---|---:|{'---:|' * 2 * len(models)}"]  # fmt: skip
@@ -184,17 +239,20 @@ def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
             lambda: split_uploads(uploads, args.rules_only),  # noqa: B023
         )
         lines.append(row)
+        sureness[family] = _sureness(heads, pictures, answered, texts)
         if family in DRAWN_FAMILIES:  # the numbers as the page sends them: their strokes
             drawn = make_drawings(family, args.count, args.seed)
             drawings = [d for d, _ in drawn]
             label = f"{family}, sent as strokes"
-            *_, rates[label], row = _row(
+            drawn_texts = [text for _, text in drawn]
+            split, drawn_answers, rates[label], row = _row(
                 label,
                 heads,
-                [text for _, text in drawn],
+                drawn_texts,
                 lambda: split_drawings(drawings, args.rules_only),  # noqa: B023
             )
             lines.append(row)
+            sureness[label] = _sureness(heads, split, drawn_answers, drawn_texts)
         if args.hints:  # the numbers of two digits or more, split and answered above
             several = [i for i, (_, text) in enumerate(samples) if len(text) >= 2]
             hinted[family] = hint_table(
@@ -203,6 +261,9 @@ def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
             )  # fmt: skip
             hint_counts[family] = len(several)
     print("\n".join(lines))
+    if not args.rules_only:  # the confidence was fitted on the service's split
+        print(f"\nHow sure each reading is (model_store.text_confidence), seed {args.seed}:")
+        print(confidence_markdown(sureness, models))
     if args.hints:
         for family, items in other_uploads(args.hints, args.seed).items():
             uploads, texts = [u for u, _ in items], [t for _, t in items]

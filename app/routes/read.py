@@ -4,7 +4,8 @@ The picture is split by ``model_store.reading`` on a worker thread into every pl
 alternative ways to merge broken strokes and cut touching ones); all of them go to the model's batcher
 in one submission, so a number costs one forward pass, and ``choose`` keeps the reading the model
 finds most convincing. The punctuation found between the digits (``model_store.marks``: a decimal point,
-a comma, a colon, a minus) is spelled into ``text`` and listed in ``marks``.
+a comma, a colon, a minus) is spelled into ``text`` and listed in ``marks``; ``confidence`` is how sure the
+reading is as a whole (``model_store.text_confidence``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from model_store.reading import choose
+from model_store.text_confidence import text_confidence
 
 from ..deps import path_and_flag, query_flag
 from ..inputs import PICTURE, PICTURE_BODY, read_payload
@@ -56,6 +58,7 @@ async def read_number(request: Request) -> JSONResponse:
     return JSONResponse({
         "model": served.name,
         "text": text,
+        "confidence": text_confidence(cands, answer.outputs, served.digit_threshold, chosen),
         "digits": digits,
         "marks": [{"mark": m.char, "box": list(m.box), "line": m.line} for m in marks],
         "timing": answer.timing(),

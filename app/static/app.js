@@ -203,7 +203,8 @@ function predictNow() {
     const said = [...panels.values()].map((p, i) => {
       const r = results[i];
       if (!r) return null;
-      return r.text !== undefined ? `${p.name} reads ${r.text}` : `${p.name} reads ${r.label}, ${Math.round(r.confidence * 100)} percent`;
+      const sure = Number.isFinite(r.confidence) ? `, ${Math.round(r.confidence * 100)} percent` : "";
+      return `${p.name} reads ${r.text !== undefined ? r.text : r.label}${sure}`;
     });
     $("announcer").textContent = said.filter(Boolean).join(". ");
   });

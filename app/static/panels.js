@@ -45,6 +45,7 @@ export class ModelPanel {
     this.digit.dataset.testid = `prediction-${info.name}`;
     this.digit.setAttribute("aria-label", `${info.name} predicts`);
     this.confidence = el.querySelector(".confidence-value");
+    this.confidenceLabel = el.querySelector(".confidence-label");
     this.rtt = el.querySelector(".latency-rtt");
     this.server = el.querySelector(".latency-server");
     this.message = el.querySelector(".model-message");
@@ -85,6 +86,7 @@ export class ModelPanel {
     this.digit.textContent = "–";
     this.digit.dataset.long = "false";
     this.confidence.textContent = "–";
+    this.confidenceLabel.textContent = "confidence";
     this.rtt.textContent = "–";
     this.server.textContent = "";
     this.message.textContent = message;
@@ -103,6 +105,7 @@ export class ModelPanel {
     const notDigit = res.is_digit === false;
     this.digit.textContent = notDigit ? "?" : (res.label ?? String(res.digit));
     this.confidence.textContent = formatPercent(res.confidence);
+    this.confidenceLabel.textContent = "confidence";
     this.rtt.textContent = `${formatMs(rtt)} round trip`;
     const t = res.timing || {};
     const parts = [];
@@ -136,7 +139,12 @@ export class ModelPanel {
     this.digit.textContent = text;
     this.digit.dataset.long = String(text.length > 2);
     this.digit.setAttribute("aria-label", `${this.name} reads`);
-    const which = `Digit ${digits.indexOf(chosen) + 1} of ${digits.length}: ${chosen.label}`;
+    // How sure the whole reading is (every digit and mark right), where the model has a digit score.
+    if (Number.isFinite(data.confidence)) {
+      this.confidence.textContent = formatPercent(data.confidence);
+      this.confidenceLabel.textContent = "sure of the number";
+    }
+    const which = `Digit ${digits.indexOf(chosen) + 1} of ${digits.length}: ${chosen.label} (${formatPercent(chosen.confidence)})`;
     this.message.textContent =
       chosen.is_digit === false ? `${which} — this mark doesn't look like a digit.` : `${which}. Pick another under the pad.`;
   }

@@ -526,6 +526,11 @@ def test_whole_number_is_read_by_every_model_with_a_box_per_digit(page_session, 
         assert len(results[name]) == 3 and set(results[name]) <= DIGITS
         if service.trained:
             assert results[name] == "207", f"{name} read {results[name]}"
+    for name in service.names:  # beside the number, how sure the whole reading is
+        panel = page.locator(f'.model[data-model="{name}"]')
+        if service.trained:
+            assert panel.locator(".confidence-label").inner_text() == "sure of the number"
+            assert float(panel.locator(".confidence-value").inner_text().rstrip("%")) > 90
     picks = page.locator(".digit-pick")
     assert picks.count() == 3
     picks.nth(1).click()

@@ -23,6 +23,11 @@ def test_read_eval_prints_the_reads_and_the_hints(shipped_store: Path, capsys) -
         assert row is not None, out
         assert min(float(row[1]), float(row[2])) >= 5 / 6 * 100, row[0]  # exact reads, both models
     assert re.search(r"^cnn-mnist: strokes [\d.]+% \(target >= 97%: (pass|FAIL)\)$", out, re.MULTILINE)
+    # How sure each reading is, per family (as strokes too), and per model its calibration.
+    assert "How sure each reading is" in out
+    for family in ("strokes", "strokes, sent as strokes", "fonts"):
+        assert re.search(rf"^\| {family} \| [\d.]+ / [\d.]+ \| [\d.]+ / [\d.]+ \|$", out, re.MULTILINE), out
+    assert re.search(r"^vit-mnist: 18 readings, .* calibration error [\d.]+, AUROC", out, re.MULTILINE), out
     # The hint table: a row per number family and per family of pictures that are not numbers.
     assert "hinted right / wrong" in out
     for family in ("strokes", "fonts", "letters", "scribbles", "scenes", "drawn digits", "faces"):

@@ -1,0 +1,107 @@
+"""How sure ``/read`` is of a whole reading: the probability that its text is exactly right.
+
+The model's digit probabilities alone say little about it. Their product is about 0.97 on average where
+9 readings in 10 are right: a number misread because two touching digits were taken for one, or one cut
+in two, is often read with confident digits. A reading carries more evidence than its digits, and a
+logistic model weighs it (``TextConfidence``, fitted by ``python -m training fit-confidence`` on numbers
+generated in code; docs/reading.md, How sure the reading is):
+
+- the log of the least sure digit's top probability, and the sum over the digits;
+- the margin to the runner-up: how much more the chosen reading scores (``model_store.reading.choose``'s
+  score) than the best reading of another text, in the line where that is least;
+- the most ink a chosen digit was cut through, in stroke widths;
+- how many chosen digits the digit score calls no digit, whether a piece of the picture was left out;
+- how many digits were read, and whether the picture is a seven-segment display.
+
+Pure numpy: no model is called here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .reading import NEVER, WEIGHTS, Candidates, Weights, terms
+
+FEATURES = ("least_sure", "all_sure", "margin", "cut", "doubted", "left_out", "digits", "display")
+MARGIN_CAP = 10.0  # a runner-up further behind than this (or none) counts as this far
+RUNNERS_UP = 6  # readings kept per piece boundary while looking for one of another text
+NO_DIGIT = -14.0  # the log-probability a reading of no digits counts as (its least sure digit)
+
+
+@dataclass(frozen=True, slots=True)
+class TextConfidence:
+    """A logistic model: P(the text is exactly right) = sigmoid(bias + coefficients . features)."""
+
+    bias: float
+    coefficients: tuple[float, ...]  # one per FEATURES
+
+    def probability(self, features: np.ndarray) -> float:
+        return float(self.probabilities(features[None])[0])
+
+    def probabilities(self, features: np.ndarray) -> np.ndarray:
+        """(n,) for (n, len(FEATURES)) rows of features."""
+        return 1.0 / (1.0 + np.exp(-(self.bias + features @ np.asarray(self.coefficients))))
+
+
+# ``python -m training fit-confidence``: seed 1, 200 numbers of every family but ``hands`` (kept to check
+# it on), both shipped models' readings together (5,200).
+CONFIDENCE = TextConfidence(
+    bias=2.0028, coefficients=(4.8929, 2.4052, 0.3108, -1.127, -1.0487, -4.214, 0.2114, -2.6381)
+)
+
+
+def text_confidence(
+    cands: Candidates, outputs: np.ndarray, threshold: float | None, chosen: list[int]
+) -> float | None:  # fmt: skip
+    """The probability that the reading of the ``chosen`` crops is exactly right; None for a checkpoint
+    without a digit score (the model was fitted with one)."""
+    if threshold is None:
+        return None
+    return CONFIDENCE.probability(reading_features(cands, outputs, threshold, chosen))
+
+
+def reading_features(
+    cands: Candidates, outputs: np.ndarray, threshold: float, chosen: list[int], weights: Weights = WEIGHTS
+) -> np.ndarray:  # fmt: skip
+    """(len(FEATURES),) what ``TextConfidence`` weighs, for the reading of the ``chosen`` crops."""
+    probs, score = outputs[:, :-1], outputs[:, -1]
+    top = np.log(np.clip(probs[chosen].max(axis=1), 1e-6, None)) if chosen else np.array([NO_DIGIT])
+    read = sum(cands.spans[k][2] - cands.spans[k][1] for k in chosen)
+    return np.array([
+        top.min(),
+        top.sum(),
+        runner_up_margin(cands, terms(cands, outputs, threshold) @ weights.vector(), probs.argmax(axis=1),
+                         NEVER if cands.display else weights.skip),
+        cands.features[chosen, 3:5].max() if chosen else 0.0,
+        float((score[chosen] < threshold).sum()),
+        float(read < sum(cands.pieces)),
+        float(len(chosen)),
+        float(cands.display),
+    ])  # fmt: skip
+
+
+def runner_up_margin(cands: Candidates, score: np.ndarray, classes: np.ndarray, skip: float) -> float:
+    """How far the best reading's score lies ahead of the best reading of another text, in the line where
+    that is least (``best_path``'s dynamic programme keeping the RUNNERS_UP best readings at each piece
+    boundary); MARGIN_CAP where no other text is among them."""
+    ending: dict[tuple[int, int], list[int]] = {}
+    for k, (line, _, end) in enumerate(cands.spans):
+        ending.setdefault((line, end), []).append(k)
+    margin = MARGIN_CAP
+    for line, n in enumerate(cands.pieces):
+        best: list[list[tuple[float, tuple[int, ...]]]] = [[(0.0, ())]]
+        for j in range(1, n + 1):
+            ways = [(value + skip, crops) for value, crops in best[j - 1]]
+            for k in ending.get((line, j), []):
+                ways += [(value + score[k], (*crops, k)) for value, crops in best[cands.spans[k][1]]]
+            best.append(sorted(ways, key=lambda way: -way[0])[:RUNNERS_UP])
+        if not best[n]:
+            continue
+        value, crops = best[n][0]
+        text = classes[list(crops)].tolist()
+        other = [v for v, c in best[n][1:] if classes[list(c)].tolist() != text]
+        if other:
+            margin = min(margin, value - other[0])
+    return margin

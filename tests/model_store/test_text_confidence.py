@@ -1,0 +1,80 @@
+"""How sure ``/read`` is of a whole reading (``model_store.text_confidence``)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from model_store.reading import NEVER, WEIGHTS, Candidates, candidates, choose, terms
+from model_store.segment import read_page
+from model_store.text_confidence import (
+    CONFIDENCE,
+    FEATURES,
+    MARGIN_CAP,
+    reading_features,
+    runner_up_margin,
+    text_confidence,
+)
+from testkit.digits import rows_for, write
+from training.pen_numbers import digit_strokes
+
+
+def two_close_ones() -> tuple[Candidates, list[tuple[int, int]]]:
+    """Two 1s written close together: pieces "|" "|", crops (0, 1), (1, 2) and (0, 2)."""
+    cands = candidates(read_page(write([digit_strokes(1), digit_strokes(1)], [2.0, 2.25])))
+    spans = [s[1:] for s in cands.spans]
+    assert set(spans) == {(0, 1), (1, 2), (0, 2)}
+    return cands, spans
+
+
+def answers(spans: list[tuple[int, int]], one: float, pair: float) -> np.ndarray:
+    """Each stroke a 1 at ``one``, the pair a 4 at ``pair``; every crop a digit to the score."""
+    return rows_for([4 if s == (0, 2) else 1 for s in spans], [pair if s == (0, 2) else one for s in spans])
+
+
+def test_the_margin_is_to_the_best_reading_of_another_text() -> None:
+    cands, spans = two_close_ones()
+    rows = answers(spans, one=0.6, pair=0.9)
+    score = terms(cands, rows, threshold=-10.0) @ WEIGHTS.vector()
+    classes = rows[:, :10].argmax(axis=1)
+    k = {s: i for i, s in enumerate(spans)}
+    eleven, four = score[k[(0, 1)]] + score[k[(1, 2)]], score[k[(0, 2)]]
+    margin = runner_up_margin(cands, score, classes, WEIGHTS.skip)
+    # "4" and "11" are the two readings of another text (leaving a stroke out scores less than either).
+    assert margin == pytest.approx(abs(four - eleven))
+    # A lone 1 on a display, where no piece may be left out: no other reading to fall behind.
+    one = candidates(read_page(write([digit_strokes(1)], [2.0])))
+    rows = rows_for([1] * len(one.spans), [0.9] * len(one.spans))
+    score = terms(one, rows, threshold=-10.0) @ WEIGHTS.vector()
+    assert runner_up_margin(one, score, rows[:, :10].argmax(axis=1), NEVER) == MARGIN_CAP
+
+
+def test_the_features_of_a_reading() -> None:
+    cands, spans = two_close_ones()
+    rows = answers(spans, one=0.6, pair=0.9)
+    chosen = choose(cands, rows, threshold=-10.0)
+    f = dict(zip(FEATURES, reading_features(cands, rows, -10.0, chosen), strict=True))
+    assert f["digits"] == len(chosen) and f["left_out"] == 0.0 and f["display"] == 0.0 and f["doubted"] == 0.0
+    assert f["least_sure"] == pytest.approx(np.log(rows[chosen, :10].max(axis=1)).min())
+    left_out = reading_features(cands, rows, -10.0, [spans.index((0, 1))])
+    assert dict(zip(FEATURES, left_out, strict=True))["left_out"] == 1.0
+    doubted = reading_features(cands, rows, 1.0, chosen)  # every crop scores 0: under a threshold of 1
+    assert dict(zip(FEATURES, doubted, strict=True))["doubted"] == len(chosen)
+    display = dataclasses.replace(cands, display=True)
+    assert dict(zip(FEATURES, reading_features(display, rows, -10.0, chosen), strict=True))["display"] == 1.0
+
+
+def test_a_less_sure_reading_gets_a_lower_confidence() -> None:
+    cands, spans = two_close_ones()
+    sure = answers(spans, one=0.05, pair=0.999)  # plainly a 4
+    torn = answers(spans, one=0.5, pair=0.55)  # a 4, or two 1s
+    high = text_confidence(cands, sure, -10.0, choose(cands, sure, -10.0))
+    low = text_confidence(cands, torn, -10.0, choose(cands, torn, -10.0))
+    assert high is not None and low is not None
+    assert 0.0 < low < high < 1.0
+    assert high > 0.9 and low < 0.5
+    # Fitted with a digit score: a checkpoint without one gets no confidence.
+    assert text_confidence(cands, sure, None, choose(cands, sure, None)) is None
+    assert len(CONFIDENCE.coefficients) == len(FEATURES)

@@ -1,0 +1,79 @@
+"""``fit-confidence``: fit ``model_store.text_confidence.CONFIDENCE``, how sure ``/read`` is that a
+reading's text is exactly right.
+
+The numbers of ``training.numbers`` (every family but ``hands``, kept to check the fit on shapes it never
+saw; seed 1 by default, while ``read-eval`` reports seed 0; the ``mnist`` family from MNIST's training
+digits) are split and answered by the stored models as the service does (``training.read_eval``). Each
+reading gives what ``reading_features`` measures and whether its text is exact; a logistic regression
+(``calibration_metrics.fit_logistic``) over every model's readings together fits one model for all.
+
+Prints the fitted ``TextConfidence(...)`` to put into ``model_store/text_confidence.py`` and, on the
+fitting seed, the confidence beside the exact reads per family (``read-eval`` prints the same table on
+its own seed). Needs MNIST; the display families need ``fonts-dseg`` and are skipped without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+import numpy as np
+
+from model_store.text_confidence import FEATURES, TextConfidence
+
+from .calibration_metrics import fit_logistic
+from .data import load_split
+from .display_fonts import DisplayFontsMissing
+from .evaluate import add_store_args, serving_heads
+from .numbers import FAMILIES, make_family
+from .read_eval import Sureness, answer, confidence_markdown, encoded, evidence, split_uploads
+
+log = logging.getLogger("training")
+
+HELD_OUT = ("hands",)  # families left out of the fit, to check it on
+
+
+def add_fit_confidence_args(p: argparse.ArgumentParser, settings) -> None:
+    p.add_argument("models", nargs="*", help="model names (default: every model in the store)")
+    add_store_args(p, settings)
+    p.add_argument("--count", type=int, default=100, help="numbers per family; default: 100")
+    p.add_argument("--seed", type=int, default=1, help="generator seed; default: 1 (read-eval reports 0)")
+    fitted = [f for f in FAMILIES if f not in HELD_OUT]
+    p.add_argument("--families", nargs="+", choices=FAMILIES, default=fitted,
+                   help=f"families to fit on; default: all but {', '.join(HELD_OUT)}")  # fmt: skip
+
+
+def run_fit_confidence(args: argparse.Namespace) -> TextConfidence:
+    heads = serving_heads(args)
+    train = load_split("mnist", args.data_root, train=True, download=False)  # the CLI reports its absence
+    mnist = (train.images[:, 0].numpy(), train.labels.numpy())  # read-eval's are the test digits
+    rows: list[np.ndarray] = []
+    exact: list[np.ndarray] = []
+    per_family: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
+    for family in args.families:
+        try:
+            samples = make_family(family, args.count, args.seed, mnist)
+        except DisplayFontsMissing as exc:
+            log.info("skipping %s: %s", family, exc)
+            continue
+        texts = [text for _, text in samples]
+        pictures = split_uploads(encoded(samples))
+        per_family[family] = {}
+        for m, head in heads.items():
+            features, right = evidence(head, pictures, answer(head, pictures), texts)
+            rows.append(features)
+            exact.append(right)
+            per_family[family][m] = (features, right)
+        log.info("%s: %d numbers split, answered and read", family, len(samples))
+    x, y = np.concatenate(rows), np.concatenate(exact)
+    bias, coefficients = fit_logistic(x, y.astype(np.float64))
+    fitted = TextConfidence(round(bias, 4), tuple(round(float(c), 4) for c in coefficients))
+    sureness: dict[str, Sureness] = {
+        family: {m: (fitted.probabilities(feats), right) for m, (feats, right) in per_model.items()}
+        for family, per_model in per_family.items()
+    }
+    print(f"fitted on seed {args.seed}, {len(y)} readings ({100 * y.mean():.1f}% exact); on them:")
+    print(confidence_markdown(sureness, list(heads)))
+    print("features:", ", ".join(FEATURES))
+    print(f"CONFIDENCE = TextConfidence(bias={fitted.bias}, coefficients={fitted.coefficients})")
+    return fitted
