@@ -25,7 +25,7 @@ from model_store.drawing import Drawing
 from model_store.preprocess import ImageError
 from model_store.reading import WEIGHTS, Candidates, Weights, candidates_bytes, candidates_drawing, choose
 from model_store.serving import ServingHead
-from model_store.text_confidence import CONFIDENCE, reading_features
+from model_store.text_confidence import CONFIDENCE, FEATURES, reading_features
 
 from .calibration_metrics import auroc, sureness_error
 from .data import load_split
@@ -136,7 +136,7 @@ def evidence(
             chosen = choose(cands, rows, head.digit_threshold)
             features.append(reading_features(cands, rows, head.digit_threshold, chosen))
             right.append(text_of(cands, rows, chosen, head.num_classes) == text)
-    return np.array(features).reshape(len(right), -1), np.array(right, dtype=bool)
+    return np.array(features).reshape(len(right), len(FEATURES)), np.array(right, dtype=bool)
 
 
 def _sureness(
