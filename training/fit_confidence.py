@@ -23,10 +23,9 @@ from model_store.text_confidence import FEATURES, TextConfidence
 
 from .calibration_metrics import fit_logistic
 from .data import load_split
-from .display_fonts import DisplayFontsMissing
 from .evaluate import add_store_args, serving_heads
-from .numbers import FAMILIES, make_family
-from .read_eval import Sureness, answer, confidence_markdown, encoded, evidence, split_uploads
+from .numbers import FAMILIES
+from .read_eval import Sureness, answer, confidence_markdown, encoded, evidence, family_or_none, split_uploads
 
 log = logging.getLogger("training")
 
@@ -51,10 +50,8 @@ def run_fit_confidence(args: argparse.Namespace) -> TextConfidence:
     exact: list[np.ndarray] = []
     per_family: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
     for family in args.families:
-        try:
-            samples = make_family(family, args.count, args.seed, mnist)
-        except DisplayFontsMissing as exc:
-            log.info("skipping %s: %s", family, exc)
+        samples = family_or_none(family, args.count, args.seed, mnist)
+        if samples is None:
             continue
         texts = [text for _, text in samples]
         pictures = split_uploads(encoded(samples))

@@ -58,6 +58,17 @@ def add_read_eval_args(p: argparse.ArgumentParser, settings) -> None:
                    "digits or more and on PER_FAMILY outliers of each family; default: 0 (skip)")  # fmt: skip
 
 
+def family_or_none(
+    family: str, count: int, seed: int, mnist: tuple[np.ndarray, np.ndarray] | None
+) -> list[tuple[np.ndarray, str]] | None:  # fmt: skip
+    """``make_family``'s numbers; None (said in the log) for the display families without their fonts."""
+    try:
+        return make_family(family, count, seed, mnist)
+    except DisplayFontsMissing as exc:
+        log.info("skipping %s: %s", family, exc)
+        return None
+
+
 def encoded(samples: list[tuple[np.ndarray, str]]) -> list[bytes]:
     """The pictures as the PNG uploads the service would get."""
     return [png_bytes(Image.fromarray(image)) for image, _ in samples]
@@ -225,10 +236,8 @@ def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
     if args.hints and args.rules_only:
         raise SystemExit("--hints measures the service's split: leave out --rules-only")
     for family in args.families:
-        try:
-            samples = make_family(family, args.count, args.seed, mnist)
-        except DisplayFontsMissing as exc:
-            log.info("skipping %s: %s", family, exc)
+        samples = family_or_none(family, args.count, args.seed, mnist)
+        if samples is None:
             continue
         uploads = encoded(samples)
         texts = [text for _, text in samples]
