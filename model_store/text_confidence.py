@@ -45,8 +45,8 @@ class TextConfidence:
         return 1.0 / (1.0 + np.exp(-(self.bias + features @ np.asarray(self.coefficients))))
 
 
-# ``python -m training fit-confidence``: seed 1, 200 numbers of every family but ``hands`` (kept to check
-# it on), both shipped models' readings together (5,200).
+# ``python -m training fit-confidence --data-root .devdata`` (its defaults: seed 1, 200 numbers of every
+# family but ``hands``, kept to check it on), both shipped models' readings together (5,200).
 CONFIDENCE = TextConfidence(
     bias=2.0028, coefficients=(4.8929, 2.4052, 0.3108, -1.127, -1.0487, -4.214, 0.2114, -2.6381)
 )

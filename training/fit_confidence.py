@@ -35,7 +35,7 @@ HELD_OUT = ("hands",)  # families left out of the fit, to check it on
 def add_fit_confidence_args(p: argparse.ArgumentParser, settings) -> None:
     p.add_argument("models", nargs="*", help="model names (default: every model in the store)")
     add_store_args(p, settings)
-    p.add_argument("--count", type=int, default=100, help="numbers per family; default: 100")
+    p.add_argument("--count", type=int, default=200, help="numbers per family; default: 200")
     p.add_argument("--seed", type=int, default=1, help="generator seed; default: 1 (read-eval reports 0)")
     fitted = [f for f in FAMILIES if f not in HELD_OUT]
     p.add_argument("--families", nargs="+", choices=FAMILIES, default=fitted,
