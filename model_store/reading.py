@@ -227,8 +227,15 @@ def choose(
 ) -> list[int]:
     """The crops to read, in reading order: per line, the path through its pieces with the highest
     total score (see ``terms``)."""
-    skip = NEVER if cands.display else weights.skip
-    return best_path(cands, terms(cands, outputs, threshold) @ weights.vector(), skip)
+    return best_path(cands, *path_scores(cands, outputs, threshold, weights))
+
+
+def path_scores(
+    cands: Candidates, outputs: np.ndarray | None, threshold: float | None = None, weights: Weights = WEIGHTS
+) -> tuple[np.ndarray, float]:  # fmt: skip
+    """What ``choose`` weighs a reading by: each candidate's score, and the score of leaving a piece out
+    (a display's digits are never left out)."""
+    return terms(cands, outputs, threshold) @ weights.vector(), NEVER if cands.display else weights.skip
 
 
 def plain_number(

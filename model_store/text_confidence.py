@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .reading import NEVER, WEIGHTS, Candidates, Weights, terms
+from .reading import WEIGHTS, Candidates, Weights, path_scores
 
 FEATURES = ("least_sure", "all_sure", "margin", "cut", "doubted", "left_out", "digits", "display")
 MARGIN_CAP = 10.0  # a runner-up further behind than this (or none) counts as this far
@@ -69,11 +69,11 @@ def reading_features(
     probs, score = outputs[:, :-1], outputs[:, -1]
     top = np.log(np.clip(probs[chosen].max(axis=1), 1e-6, None)) if chosen else np.array([NO_DIGIT])
     read = sum(cands.spans[k][2] - cands.spans[k][1] for k in chosen)
+    path_score, skip = path_scores(cands, outputs, threshold, weights)
     return np.array([
         top.min(),
         top.sum(),
-        runner_up_margin(cands, terms(cands, outputs, threshold) @ weights.vector(), probs.argmax(axis=1),
-                         NEVER if cands.display else weights.skip),
+        runner_up_margin(cands, path_score, probs.argmax(axis=1), skip),
         cands.features[chosen, 3:5].max() if chosen else 0.0,
         float((score[chosen] < threshold).sum()),
         float(read < sum(cands.pieces)),

@@ -235,33 +235,33 @@ def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
              f"|---|---:|{'---:|' * 2 * len(models)}"]  # fmt: skip
     if args.hints and args.rules_only:
         raise SystemExit("--hints measures the service's split: leave out --rules-only")
+
+    def measure(
+        label: str, texts: list[str], split: Callable[[], list[Candidates | None]]
+    ) -> tuple[list[Candidates | None], dict[str, list[np.ndarray | None]]]:  # fmt: skip
+        """One row of the table (and of the confidence's): the splits and every model's rows."""
+        pictures, answered, rates[label], row = _row(label, heads, texts, split)
+        lines.append(row)
+        sureness[label] = _sureness(heads, pictures, answered, texts)
+        return pictures, answered
+
     for family in args.families:
         samples = family_or_none(family, args.count, args.seed, mnist)
         if samples is None:
             continue
         uploads = encoded(samples)
-        texts = [text for _, text in samples]
-        pictures, answered, rates[family], row = _row(
+        pictures, answered = measure(
             family,
-            heads,
-            texts,
+            [text for _, text in samples],
             lambda: split_uploads(uploads, args.rules_only),  # noqa: B023
         )
-        lines.append(row)
-        sureness[family] = _sureness(heads, pictures, answered, texts)
         if family in DRAWN_FAMILIES:  # the numbers as the page sends them: their strokes
             drawn = make_drawings(family, args.count, args.seed)
-            drawings = [d for d, _ in drawn]
-            label = f"{family}, sent as strokes"
-            drawn_texts = [text for _, text in drawn]
-            split, drawn_answers, rates[label], row = _row(
-                label,
-                heads,
-                drawn_texts,
-                lambda: split_drawings(drawings, args.rules_only),  # noqa: B023
+            measure(
+                f"{family}, sent as strokes",
+                [text for _, text in drawn],
+                lambda: split_drawings([d for d, _ in drawn], args.rules_only),  # noqa: B023
             )
-            lines.append(row)
-            sureness[label] = _sureness(heads, split, drawn_answers, drawn_texts)
         if args.hints:  # the numbers of two digits or more, split and answered above
             several = [i for i, (_, text) in enumerate(samples) if len(text) >= 2]
             hinted[family] = hint_table(
