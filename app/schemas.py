@@ -324,8 +324,9 @@ class ReadResponse(BaseModel):
     )
     confidence: float | None = Field(
         description="the probability that `text` is exactly right, every digit and mark: calibrated on "
-        "numbers generated in code (docs/reading.md, How sure the reading is); null for a checkpoint "
-        "without a digit score",
+        "numbers generated in code, and on letters, words, shapes and photos of things, where any text is "
+        "wrong (docs/reading.md, How sure the reading is); low (under 0.5) when the text is more likely "
+        "wrong, or the picture no number at all; null for a checkpoint without a digit score",
         ge=0.0,
         le=1.0,
     )

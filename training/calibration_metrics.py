@@ -73,9 +73,13 @@ def auroc(digits: torch.Tensor, outliers: torch.Tensor) -> float:
     return float((r - n * (n + 1) / 2) / (n * m))
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-3, steps: int = 50) -> tuple[float, np.ndarray]:
-    """Logistic regression of ``y`` (0/1) on the rows of ``x``, by Newton's method on standardised
-    features with a little L2 on the weights: (bias, coefficients), on the features as given."""
+def fit_logistic(
+    x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None, l2: float = 1e-3, steps: int = 50
+) -> tuple[float, np.ndarray]:  # fmt: skip
+    """Logistic regression of ``y`` (0/1) on the rows of ``x`` (each row counting ``weights``, default 1),
+    by Newton's method on standardised features with a little L2 on the weights: (bias, coefficients),
+    on the features as given."""
+    weights = np.ones(len(x)) if weights is None else weights
     mean, sd = x.mean(axis=0), x.std(axis=0)
     sd = np.where(sd > 0, sd, 1.0)  # a feature constant over the fit weighs nothing
     z = np.c_[np.ones(len(x)), (x - mean) / sd]
@@ -83,8 +87,8 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-3, steps: int = 50
     ridge = l2 * np.diag(np.r_[0.0, np.ones(z.shape[1] - 1)])
     for _ in range(steps):
         p = 1.0 / (1.0 + np.exp(-(z @ w)))
-        gradient = z.T @ (p - y) + ridge @ w
-        hessian = (z * (p * (1 - p))[:, None]).T @ z + ridge + 1e-9 * np.eye(len(w))
+        gradient = z.T @ (weights * (p - y)) + ridge @ w
+        hessian = (z * (weights * p * (1 - p))[:, None]).T @ z + ridge + 1e-9 * np.eye(len(w))
         w = w - np.linalg.solve(hessian, gradient)
     coefficients = w[1:] / sd
     return float(w[0] - coefficients @ mean), coefficients

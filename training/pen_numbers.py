@@ -70,7 +70,7 @@ def digit_strokes(d: int, variant: int = 0, broken: bool = False) -> list[Stroke
     return [arc(0.3, 0.27, 0.27, 0.27, -5, 355, 32) + [(0.56, 0.3), (0.5, 1.0)]]
 
 
-def _jitter(strokes: list[Stroke], rng: np.random.Generator) -> list[Stroke]:
+def writers_hand(strokes: list[Stroke], rng: np.random.Generator) -> list[Stroke]:
     """A person's hand: slant, squeeze, a small rotation and wobble of every point."""
     slant, squeeze, turn = rng.uniform(-0.18, 0.22), rng.uniform(0.8, 1.2), rng.uniform(-0.08, 0.08)
     c, s = math.cos(turn), math.sin(turn)
@@ -159,7 +159,7 @@ def pad_drawing(pixels: list[Stroke], step: float = SAMPLE_STEP) -> Drawing:
 
 def hand_digits(text: str, rng: np.random.Generator) -> list[list[Stroke]]:
     """Each digit of ``text`` in a random variant (broken in half of them) and a person's hand."""
-    return [_jitter(digit_strokes(int(c), int(rng.integers(2)), rng.random() < 0.5), rng) for c in text]
+    return [writers_hand(digit_strokes(int(c), int(rng.integers(2)), rng.random() < 0.5), rng) for c in text]
 
 
 def mark_strokes(mark: str, rng: np.random.Generator) -> list[Stroke]:

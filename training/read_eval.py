@@ -7,7 +7,10 @@ answers all of them, and ``choose`` picks the reading (``--rules-only``: the rul
 spell it exactly (a missed or extra digit is an error). Prints a markdown table: exact-read rate per
 family and model, and per model how often the digit count is right. The pen families are read a second
 time as the demo page sends them, as their strokes (``candidates_drawing``; rows "..., sent as strokes";
-``marks``: its numbers written with the pen, ``training.numbers.make_drawings``).
+``marks``: its numbers written with the pen, ``training.numbers.make_drawings``). Then how sure each
+reading is (``model_store.text_confidence``) beside whether it is exact, and how the models answer
+pictures that are not numbers (``training.not_numbers``: letters, words, symbols, shapes, photos of
+things), where any text read is wrong.
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ from .data import load_split
 from .display_fonts import DisplayFontsMissing
 from .drawn import png_bytes
 from .evaluate import UPLOAD_MAX_PIXELS, add_store_args, preprocess_uploads, serving_heads
+from .not_numbers import DRAWN as DRAWN_NOT_NUMBERS
+from .not_numbers import FAMILIES as NOT_NUMBERS
+from .not_numbers import make_not_numbers, pen_word_drawings
 from .number_hints import hint_rates, named, other_uploads
 from .number_hints import markdown as hints_markdown
 from .numbers import DRAWN_FAMILIES, FAMILIES, make_drawings, make_family
@@ -53,6 +59,9 @@ def add_read_eval_args(p: argparse.ArgumentParser, settings) -> None:
     p.add_argument("--seed", type=int, default=0, help="generator seed; default: 0")
     p.add_argument("--rules-only", action="store_true",
                    help="the rules' split alone, no alternatives for the model to choose from")  # fmt: skip
+    p.add_argument("--not-numbers", type=int, default=100, metavar="PER_FAMILY",
+                   help="pictures of each family that is not a number (training.not_numbers) to read; "
+                   "default: 100, 0 skips them")  # fmt: skip
     p.add_argument("--hints", type=int, default=0, metavar="PER_FAMILY",
                    help="also measure /predict's hint (training.number_hints) on the numbers of two "
                    "digits or more and on PER_FAMILY outliers of each family; default: 0 (skip)")  # fmt: skip
@@ -150,6 +159,37 @@ def evidence(
     return np.array(features).reshape(len(right), len(FEATURES)), np.array(right, dtype=bool)
 
 
+def not_number_evidence(
+    head: ServingHead, pictures: list[Candidates | None], answered: list[np.ndarray | None]
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """For pictures that are not numbers, every reading that reads some text (each one wrong): what
+    ``model_store.text_confidence`` weighs of it (n, len(FEATURES)), and (len(pictures),) whether the
+    picture was refused or read as no text (the right answer)."""
+    features, none_read = evidence(head, pictures, answered, [""] * len(pictures))
+    refused = len(pictures) - len(none_read)
+    return features[~none_read], np.r_[np.ones(refused, bool), none_read]
+
+
+def not_number_markdown(rows: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]], models: list[str]) -> str:
+    """Per family of pictures that are not numbers and per model (from each reading's confidence, and
+    each picture's whether it was read as no number): the share read as no number (refused or no text),
+    the shares read as a number with a confidence of 0.5 and of SURE or more, and the mean confidence of
+    those read as a number; then the same over all of them."""
+    cells = [f"{m}: {what}" for m in models for what in ("no number", ">= 0.5", f">= {SURE}", "mean")]
+    lines = [f"| not a number | pictures | {' | '.join(cells)} |", f"|---|---:|{'---:|' * len(cells)}"]
+    everything = {m: (np.concatenate([r[m][0] for r in rows.values()]),
+                      np.concatenate([r[m][1] for r in rows.values()])) for m in models}  # fmt: skip
+    for label, per_model in [*rows.items(), ("**all**", everything)]:
+        out = []
+        for m in models:
+            p, none_read = per_model[m]
+            n = none_read.size
+            out += [f"{100 * none_read.mean():.1f}%", f"{100 * (p >= 0.5).sum() / n:.1f}%",
+                    f"{100 * (p >= SURE).sum() / n:.1f}%", f"{p.mean():.3f}" if p.size else "-"]  # fmt: skip
+        lines.append(f"| {label} | {per_model[models[0]][1].size} | {' | '.join(out)} |")
+    return "\n".join(lines)
+
+
 def _sureness(
     heads: dict[str, ServingHead], pictures: list[Candidates | None],
     answered: dict[str, list[np.ndarray | None]], texts: list[str],
@@ -219,6 +259,26 @@ def _row(
     return pictures, answered, rates, f"| {label} | {len(texts)} | {cells} | {count_cells} |"
 
 
+def read_not_numbers(
+    heads: dict[str, ServingHead], count: int, seed: int
+) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]:  # fmt: skip
+    """Per family of pictures that are not numbers (and per family sent as strokes) and model:
+    ``not_number_evidence`` of ``count`` of them."""
+    out = {}
+    for family in NOT_NUMBERS:
+        splits = [(family, lambda: split_uploads(make_not_numbers(family, count, seed)))]  # noqa: B023
+        if family in DRAWN_NOT_NUMBERS:
+            strokes = f"{family}, sent as strokes"
+            splits.append((strokes, lambda: split_drawings(pen_word_drawings(count, seed))))
+        for label, split in splits:
+            pictures = split()
+            out[label] = {}
+            for m, head in heads.items():
+                out[label][m] = not_number_evidence(head, pictures, answer(head, pictures))
+            log.info("%s: %d pictures that are not numbers read", label, len(pictures))
+    return out
+
+
 def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
     heads = serving_heads(args)
     models = list(heads)
@@ -273,6 +333,12 @@ def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
     if not args.rules_only:  # the confidence was fitted on the service's split
         print(f"\nHow sure each reading is (model_store.text_confidence), seed {args.seed}:")
         print(confidence_markdown(sureness, models))
+        if args.not_numbers:
+            print(f"\nPictures that are not numbers (training.not_numbers), seed {args.seed}:")
+            evidence_of = read_not_numbers(heads, args.not_numbers, args.seed)
+            sure = {label: {m: (CONFIDENCE.probabilities(f), none) for m, (f, none) in per_model.items()}
+                    for label, per_model in evidence_of.items()}  # fmt: skip
+            print(not_number_markdown(sure, models))
     if args.hints:
         for family, items in other_uploads(args.hints, args.seed).items():
             uploads, texts = [u for u, _ in items], [t for _, t in items]

@@ -2,6 +2,8 @@
 // confidence, latency and a meter per class probability.
 
 const ARCH_NAMES = { vit: "ViT", cnn: "CNN" };
+// Under this confidence a whole reading (/read) is more likely wrong than right: the page says so.
+const UNLIKELY = 0.5;
 
 export function formatParams(n) {
   if (!Number.isFinite(n)) return "–";
@@ -140,13 +142,17 @@ export class ModelPanel {
     this.digit.dataset.long = String(text.length > 2);
     this.digit.setAttribute("aria-label", `${this.name} reads`);
     // How sure the whole reading is (every digit and mark right), where the model has a digit score.
-    if (Number.isFinite(data.confidence)) {
+    const sure = Number.isFinite(data.confidence);
+    if (sure) {
       this.confidence.textContent = formatPercent(data.confidence);
       this.confidenceLabel.textContent = "sure of the number";
     }
     const which = `Digit ${digits.indexOf(chosen) + 1} of ${digits.length}: ${chosen.label} (${formatPercent(chosen.confidence)})`;
+    // Letters, words and shapes are read as digits too (an h as 17): the reading's confidence tells.
+    const doubt = sure && data.confidence < UNLIKELY ? "Unlikely to read right, or not a number at all. " : "";
     this.message.textContent =
-      chosen.is_digit === false ? `${which} — this mark doesn't look like a digit.` : `${which}. Pick another under the pad.`;
+      doubt +
+      (chosen.is_digit === false ? `${which} — this mark doesn't look like a digit.` : `${which}. Pick another under the pad.`);
   }
 
   setError(text, generation) {

@@ -544,6 +544,28 @@ def test_whole_number_is_read_by_every_model_with_a_box_per_digit(page_session, 
     page.screenshot(path=str(artifacts_dir / "number-phone.png"), animations="disabled", full_page=True)
 
 
+def test_a_word_on_the_wide_pad_is_read_as_unlikely(page_session, service):
+    """Letters are read as digits too (an h as 17, an x as 71): the page says how unlikely that reading
+    is, beside it and in the message line."""
+    from training.pen_letters import LETTER_STROKES
+
+    page = page_session.page
+    page.get_by_test_id("mode-number").check()
+    strokes = []
+    for k, ch in enumerate("hex"):  # letters 0.6 of the pad's height; x in units of its width (3x)
+        strokes += [[(0.25 + 0.18 * k + 0.2 * x, 0.2 + 0.6 * y) for x, y in s] for s in LETTER_STROKES[ch]]
+    draw(page, strokes)
+    results = settle(page, service.names)
+    if not service.trained:
+        return
+    messages = panel_messages(page, service.names)
+    for name in service.names:
+        panel = page.locator(f'.model[data-model="{name}"]')
+        assert panel.locator(".confidence-label").inner_text() == "sure of the number", results
+        assert float(panel.locator(".confidence-value").inner_text().strip("<%")) < 50, results
+        assert messages[name].startswith("Unlikely to read right, or not a number at all."), messages
+
+
 def test_a_number_goes_as_its_strokes_and_crossing_digits_are_read_apart(page_session, service):
     """The wide pad sends /read the pen's strokes (in the pixels of the picture it would send, with its
     pen): a 7 whose stem runs through a 4's arm, one blob of ink, is read as 74."""

@@ -13,6 +13,7 @@ from model_store.text_confidence import (
     CONFIDENCE,
     FEATURES,
     MARGIN_CAP,
+    SCORE_CAP,
     reading_features,
     runner_up_margin,
     text_confidence,
@@ -53,25 +54,40 @@ def test_the_margin_is_to_the_best_reading_of_another_text() -> None:
 
 def test_the_features_of_a_reading() -> None:
     cands, spans = two_close_ones()
-    rows = answers(spans, one=0.6, pair=0.9)
+    rows = answers(spans, one=0.6, pair=0.9)  # every crop's digit score is 0
     chosen = choose(cands, rows, threshold=-10.0)
     f = dict(zip(FEATURES, reading_features(cands, rows, -10.0, chosen), strict=True))
-    assert f["digits"] == len(chosen) and f["left_out"] == 0.0 and f["display"] == 0.0 and f["doubted"] == 0.0
+    assert f["digits"] == len(chosen) and f["left_out"] == 0.0 and f["display"] == 0.0
     assert f["least_sure"] == pytest.approx(np.log(rows[chosen, :10].max(axis=1)).min())
+    assert f["least_score"] == 10.0  # 0 against a threshold of -10
     left_out = reading_features(cands, rows, -10.0, [spans.index((0, 1))])
     assert dict(zip(FEATURES, left_out, strict=True))["left_out"] == 1.0
-    doubted = reading_features(cands, rows, 1.0, chosen)  # every crop scores 0: under a threshold of 1
-    assert dict(zip(FEATURES, doubted, strict=True))["doubted"] == len(chosen)
+    doubted = reading_features(cands, rows, 1.0, chosen)  # under a threshold of 1
+    assert dict(zip(FEATURES, doubted, strict=True))["least_score"] == -1.0
+    far = reading_features(cands, rows, -100.0, chosen)  # no closer to it than SCORE_CAP counts
+    assert dict(zip(FEATURES, far, strict=True))["least_score"] == SCORE_CAP
     display = dataclasses.replace(cands, display=True)
     assert dict(zip(FEATURES, reading_features(display, rows, -10.0, chosen), strict=True))["display"] == 1.0
+    # Read as "11", two strokes apart: no digit was cut from a neighbour. Were one cut, not every one;
+    # were both, all.
+    eleven = [spans.index((0, 1)), spans.index((1, 2))]
+    g = dict(zip(FEATURES, reading_features(cands, rows, -10.0, eleven), strict=True))
+    assert g["cut"] == 0.0 and g["all_cut"] == 0.0
+    for cut_ones, all_cut in ((eleven[:1], 0.0), (eleven, 1.0)):
+        features = cands.features.copy()
+        features[cut_ones, 3] = 0.8  # ink cut through on the left, in stroke widths
+        cut = dataclasses.replace(cands, features=features)
+        g = dict(zip(FEATURES, reading_features(cut, rows, -10.0, eleven), strict=True))
+        assert g["cut"] == 0.8 and g["all_cut"] == all_cut
 
 
 def test_a_less_sure_reading_gets_a_lower_confidence() -> None:
     cands, spans = two_close_ones()
     sure = answers(spans, one=0.05, pair=0.999)  # plainly a 4
-    torn = answers(spans, one=0.5, pair=0.55)  # a 4, or two 1s
-    high = text_confidence(cands, sure, -10.0, choose(cands, sure, -10.0))
-    low = text_confidence(cands, torn, -10.0, choose(cands, torn, -10.0))
+    torn = answers(spans, one=0.4, pair=0.45)  # a 4, or two 1s, neither sure
+    # Every crop's digit score is 0: 20 over this threshold, as a clean digit's is over the shipped ones.
+    high = text_confidence(cands, sure, -20.0, choose(cands, sure, -20.0))
+    low = text_confidence(cands, torn, -20.0, choose(cands, torn, -20.0))
     assert high is not None and low is not None
     assert 0.0 < low < high < 1.0
     assert high > 0.9 and low < 0.5

@@ -37,10 +37,15 @@ def test_the_calibration_error_of_a_sureness() -> None:
 def test_fit_confidence_prints_a_model_to_paste_and_its_calibration(shipped_store: Path, data_root: Path,
                                                                     capsys) -> None:  # fmt: skip
     code = main(["fit-confidence", "--store-dir", str(shipped_store), "--data-root", str(data_root),
-                 "--device", "cpu", "--families", "strokes", "touching", "--count", "8"])  # fmt: skip
+                 "--device", "cpu", "--families", "strokes", "touching", "--count", "8",
+                 "--not-numbers", "2"])  # fmt: skip
     assert code == 0
     out = capsys.readouterr().out
     assert re.search(r"^\| touching \| [\d.]+ / [\d.]+ \| [\d.]+ / [\d.]+ \|$", out, re.MULTILINE), out
+    # Fitted on pictures that are not numbers too (2 of each of 10 families and the pen's words as strokes,
+    # read by both models): their table.
+    assert re.search(r"and \d+ readings of pictures that are not numbers \(of 44,", out), out
+    assert re.search(r"^\| pen_words \| 2 \|", out, re.MULTILINE), out
     pasted = re.search(r"^CONFIDENCE = (TextConfidence\(.*\))$", out, re.MULTILINE)
     assert pasted is not None, out
     fitted = eval(pasted[1], {"TextConfidence": TextConfidence})  # what the docstring says to paste

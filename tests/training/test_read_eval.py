@@ -14,8 +14,8 @@ from training.numbers import make_drawings, make_family
 
 
 def test_read_eval_prints_the_reads_and_the_hints(shipped_store: Path, capsys) -> None:
-    code = main(["read-eval", "--store-dir", str(shipped_store), "--device", "cpu",
-                 "--families", "strokes", "fonts", "--count", "6", "--hints", "9"])  # fmt: skip
+    code = main(["read-eval", "--store-dir", str(shipped_store), "--device", "cpu", "--families", "strokes",
+                 "fonts", "--count", "6", "--hints", "9", "--not-numbers", "3"])  # fmt: skip
     assert code == 0
     out = capsys.readouterr().out
     for family in ("strokes", "fonts"):
@@ -28,6 +28,14 @@ def test_read_eval_prints_the_reads_and_the_hints(shipped_store: Path, capsys) -
     for family in ("strokes", "strokes, sent as strokes", "fonts"):
         assert re.search(rf"^\| {family} \| [\d.]+ / [\d.]+ \| [\d.]+ / [\d.]+ \|$", out, re.MULTILINE), out
     assert re.search(r"^vit-mnist: 18 readings, .* calibration error [\d.]+, AUROC", out, re.MULTILINE), out
+    # Pictures that are not numbers: per family, how many were read as no number, and how many as a number
+    # and how surely; the pen's words as strokes too.
+    assert "Pictures that are not numbers" in out
+    for family in ("letters", "scenes", "words", "pen_words", "pen_words, sent as strokes", "**all**"):
+        count = 33 if family == "**all**" else 3
+        assert re.search(
+            rf"^\| {re.escape(family)} \| {count} \|( [\d.]+% \|){{3}} ([\d.]+|-) \|", out, re.MULTILINE
+        ), (family, out)
     # The hint table: a row per number family and per family of pictures that are not numbers.
     assert "hinted right / wrong" in out
     for family in ("strokes", "fonts", "letters", "scribbles", "scenes", "drawn digits", "faces"):
