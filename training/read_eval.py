@@ -164,7 +164,10 @@ def not_number_evidence(
 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """For pictures that are not numbers, every reading that reads some text (each one wrong): what
     ``model_store.text_confidence`` weighs of it (n, len(FEATURES)), and (len(pictures),) whether the
-    picture was refused or read as no text (the right answer)."""
+    picture was refused or read as no text (the right answer); neither for a checkpoint without a digit
+    score, which gets no confidence."""
+    if head.digit_threshold is None:
+        return np.empty((0, len(FEATURES))), np.empty(0, bool)
     features, none_read = evidence(head, pictures, answered, [""] * len(pictures))
     refused = len(pictures) - len(none_read)
     return features[~none_read], np.r_[np.ones(refused, bool), none_read]
@@ -184,9 +187,13 @@ def not_number_markdown(rows: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]
         for m in models:
             p, none_read = per_model[m]
             n = none_read.size
+            if not n:  # a checkpoint without a digit score: no confidence
+                out += ["-"] * 4
+                continue
             out += [f"{100 * none_read.mean():.1f}%", f"{100 * (p >= 0.5).sum() / n:.1f}%",
                     f"{100 * (p >= SURE).sum() / n:.1f}%", f"{p.mean():.3f}" if p.size else "-"]  # fmt: skip
-        lines.append(f"| {label} | {per_model[models[0]][1].size} | {' | '.join(out)} |")
+        pictures = max(per_model[m][1].size for m in models)
+        lines.append(f"| {label} | {pictures} | {' | '.join(out)} |")
     return "\n".join(lines)
 
 

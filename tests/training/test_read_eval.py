@@ -11,6 +11,7 @@ import pytest
 
 from training.cli import main
 from training.numbers import make_drawings, make_family
+from training.read_eval import not_number_markdown
 
 
 def test_read_eval_prints_the_reads_and_the_hints(shipped_store: Path, capsys) -> None:
@@ -73,3 +74,14 @@ def test_the_drawn_families_are_the_pictures_numbers_sent_as_strokes() -> None:
     assert all(not t.isdigit() for _, t in marks)
     with pytest.raises(ValueError, match="not drawn with the pen alone"):
         make_drawings("fonts", 1)
+
+
+def test_the_not_number_table_counts_every_picture_once() -> None:
+    """Five pictures: one read as no number, four read as some text with these confidences; a checkpoint
+    without a digit score gets no confidence, so no figures."""
+    confidences, none_read = np.array([0.9, 0.6, 0.1, 0.2]), np.array([False, True, False, False, False])
+    rows = {"letters": {"a": (confidences, none_read), "b": (np.empty(0), np.empty(0, bool))}}
+    table = not_number_markdown(rows, ["a", "b"]).splitlines()
+    assert table[0].startswith("| not a number | pictures | a: no number | a: >= 0.5 | a: >= 0.9 | a: mean |")
+    assert table[2] == "| letters | 5 | 20.0% | 40.0% | 20.0% | 0.450 | - | - | - | - |"
+    assert table[3] == "| **all** | 5 | 20.0% | 40.0% | 20.0% | 0.450 | - | - | - | - |"
