@@ -269,12 +269,18 @@ def _skips_a_piece(cands: Candidates, chosen: list[int]) -> bool:
     return bool((read < np.asarray(cands.pieces)).any())
 
 
-def best_path(cands: Candidates, score: np.ndarray, skip: float) -> list[int]:
-    """Per line, the crops whose pieces follow each other (or are skipped at ``skip`` each) with the
-    highest total ``score``; the crops of every line in reading order."""
+def crops_ending(cands: Candidates) -> dict[tuple[int, int], list[int]]:
+    """The crops that end at each (line, piece boundary): the steps of ``best_path``'s programme."""
     ending: dict[tuple[int, int], list[int]] = {}
     for k, (line, _, end) in enumerate(cands.spans):
         ending.setdefault((line, end), []).append(k)
+    return ending
+
+
+def best_path(cands: Candidates, score: np.ndarray, skip: float) -> list[int]:
+    """Per line, the crops whose pieces follow each other (or are skipped at ``skip`` each) with the
+    highest total ``score``; the crops of every line in reading order."""
+    ending = crops_ending(cands)
     chosen: list[int] = []
     for line, n in enumerate(cands.pieces):
         best = np.full(n + 1, -np.inf)

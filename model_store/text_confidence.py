@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .reading import WEIGHTS, Candidates, Weights, path_scores
+from .reading import Candidates, crops_ending, path_scores
 
 FEATURES = (
     "least_sure", "all_sure", "margin", "cut", "least_score", "left_out", "digits", "display", "all_cut"
@@ -63,26 +63,32 @@ CONFIDENCE = TextConfidence(
 )
 
 
+Scored = tuple[np.ndarray, float]  # ``model_store.reading.path_scores``: each crop's score, a skip's
+
+
 def text_confidence(
-    cands: Candidates, outputs: np.ndarray, threshold: float | None, chosen: list[int]
+    cands: Candidates, outputs: np.ndarray, threshold: float | None, chosen: list[int],
+    scored: Scored | None = None,
 ) -> float | None:  # fmt: skip
     """The probability that the reading of the ``chosen`` crops is exactly right; None for a checkpoint
-    without a digit score (the model was fitted with one)."""
+    without a digit score (the model was fitted with one). ``scored``: the path scores the reading was
+    chosen by, when the caller has them."""
     if threshold is None:
         return None
-    return CONFIDENCE.probability(reading_features(cands, outputs, threshold, chosen))
+    return CONFIDENCE.probability(reading_features(cands, outputs, threshold, chosen, scored))
 
 
 def reading_features(
-    cands: Candidates, outputs: np.ndarray, threshold: float, chosen: list[int], weights: Weights = WEIGHTS
+    cands: Candidates, outputs: np.ndarray, threshold: float, chosen: list[int], scored: Scored | None = None
 ) -> np.ndarray:  # fmt: skip
-    """(len(FEATURES),) what ``TextConfidence`` weighs, for the reading of the ``chosen`` crops."""
+    """(len(FEATURES),) what ``TextConfidence`` weighs, for the reading of the ``chosen`` crops
+    (``scored``: as ``text_confidence``'s)."""
     probs, score = outputs[:, :-1], outputs[:, -1]
     top = np.log(np.clip(probs[chosen].max(axis=1), 1e-6, None)) if chosen else np.array([NO_DIGIT])
     least_score = score[chosen].min() - threshold if chosen else -SCORE_CAP
     cuts = cands.features[chosen, 3:5]
     read = sum(cands.spans[k][2] - cands.spans[k][1] for k in chosen)
-    path_score, skip = path_scores(cands, outputs, threshold, weights)
+    path_score, skip = scored if scored is not None else path_scores(cands, outputs, threshold)
     return np.array([
         top.min(),
         top.sum(),
@@ -100,9 +106,7 @@ def runner_up_margin(cands: Candidates, score: np.ndarray, classes: np.ndarray, 
     """How far the best reading's score lies ahead of the best reading of another text, in the line where
     that is least (``best_path``'s dynamic programme keeping the RUNNERS_UP best readings at each piece
     boundary); MARGIN_CAP where no other text is among them."""
-    ending: dict[tuple[int, int], list[int]] = {}
-    for k, (line, _, end) in enumerate(cands.spans):
-        ending.setdefault((line, end), []).append(k)
+    ending = crops_ending(cands)
     margin = MARGIN_CAP
     for line, n in enumerate(cands.pieces):
         best: list[list[tuple[float, tuple[int, ...]]]] = [[(0.0, ())]]

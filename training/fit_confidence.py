@@ -28,7 +28,7 @@ from model_store.text_confidence import FEATURES, TextConfidence
 from .calibration_metrics import fit_logistic
 from .data import load_split
 from .evaluate import add_store_args, serving_heads
-from .numbers import DRAWN_FAMILIES, FAMILIES, make_drawings
+from .numbers import FAMILIES
 from .read_eval import (
     Sureness,
     answer,
@@ -37,9 +37,8 @@ from .read_eval import (
     evidence,
     family_or_none,
     not_number_markdown,
+    number_rows,
     read_not_numbers,
-    split_drawings,
-    split_uploads,
 )
 
 log = logging.getLogger("training")
@@ -72,12 +71,7 @@ def run_fit_confidence(args: argparse.Namespace) -> TextConfidence:
         samples = family_or_none(family, args.count, args.seed, mnist)
         if samples is None:
             continue
-        splits = [(family, [text for _, text in samples], lambda: split_uploads(encoded(samples)))]  # noqa: B023
-        if family in DRAWN_FAMILIES:  # the pen's numbers as the page sends them too: their strokes
-            drawn = make_drawings(family, args.count, args.seed)
-            splits.append((f"{family}, sent as strokes", [t for _, t in drawn],
-                           lambda: split_drawings([d for d, _ in drawn])))  # noqa: B023  # fmt: skip
-        for label, texts, split in splits:
+        for label, texts, split in number_rows(family, samples, encoded(samples), args.count, args.seed):
             pictures = split()
             per_family[label] = {}
             for m, head in heads.items():

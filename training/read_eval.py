@@ -26,7 +26,16 @@ from PIL import Image
 
 from model_store.drawing import Drawing
 from model_store.preprocess import ImageError
-from model_store.reading import WEIGHTS, Candidates, Weights, candidates_bytes, candidates_drawing, choose
+from model_store.reading import (
+    WEIGHTS,
+    Candidates,
+    Weights,
+    best_path,
+    candidates_bytes,
+    candidates_drawing,
+    choose,
+    path_scores,
+)
 from model_store.serving import ServingHead
 from model_store.text_confidence import CONFIDENCE, FEATURES, reading_features
 
@@ -153,8 +162,9 @@ def evidence(
     features, right = [], []
     for cands, rows, text in zip(pictures, answered, texts, strict=True):
         if cands is not None and rows is not None and head.digit_threshold is not None:
-            chosen = choose(cands, rows, head.digit_threshold)
-            features.append(reading_features(cands, rows, head.digit_threshold, chosen))
+            scored = path_scores(cands, rows, head.digit_threshold)
+            chosen = best_path(cands, *scored)
+            features.append(reading_features(cands, rows, head.digit_threshold, chosen, scored))
             right.append(text_of(cands, rows, chosen, head.num_classes) == text)
     return np.array(features).reshape(len(right), len(FEATURES)), np.array(right, dtype=bool)
 
@@ -286,6 +296,25 @@ def read_not_numbers(
     return out
 
 
+Row = tuple[str, list[str], Callable[[], list[Candidates | None]]]  # label, texts, how to split them
+
+
+def number_rows(
+    family: str, samples: list[tuple[np.ndarray, str]], uploads: list[bytes], count: int, seed: int,
+    rules_only: bool = False,
+) -> list[Row]:  # fmt: skip
+    """A family's rows: its pictures (``uploads``, the ``samples`` encoded) and, for a pen family, the
+    numbers as the page sends them, their strokes (``make_drawings``)."""
+    rows: list[Row] = [(family, [text for _, text in samples], lambda: split_uploads(uploads, rules_only))]
+    if family in DRAWN_FAMILIES:
+        drawn = make_drawings(family, count, seed)
+        strokes = [d for d, _ in drawn]
+        rows.append(
+            (f"{family}, sent as strokes", [t for _, t in drawn], lambda: split_drawings(strokes, rules_only))
+        )
+    return rows
+
+
 def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
     heads = serving_heads(args)
     models = list(heads)
@@ -317,18 +346,9 @@ def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
         if samples is None:
             continue
         uploads = encoded(samples)
-        pictures, answered = measure(
-            family,
-            [text for _, text in samples],
-            lambda: split_uploads(uploads, args.rules_only),  # noqa: B023
-        )
-        if family in DRAWN_FAMILIES:  # the numbers as the page sends them: their strokes
-            drawn = make_drawings(family, args.count, args.seed)
-            measure(
-                f"{family}, sent as strokes",
-                [text for _, text in drawn],
-                lambda: split_drawings([d for d, _ in drawn], args.rules_only),  # noqa: B023
-            )
+        rows = number_rows(family, samples, uploads, args.count, args.seed, args.rules_only)
+        measured = [measure(*row) for row in rows]
+        pictures, answered = measured[0]  # the pictures' row: the hints read its splits
         if args.hints:  # the numbers of two digits or more, split and answered above
             several = [i for i, (_, text) in enumerate(samples) if len(text) >= 2]
             hinted[family] = hint_table(

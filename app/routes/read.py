@@ -16,7 +16,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from model_store.reading import choose
+from model_store.reading import best_path, path_scores
 from model_store.text_confidence import text_confidence
 
 from ..deps import path_and_flag, query_flag
@@ -47,7 +47,8 @@ async def read_number(request: Request) -> JSONResponse:
     cands = await runtime.run_cpu(split_upload, payload, runtime.settings, runtime.client.max_images)
     answer = await infer(request, runtime, served, [c.pixels for c in cands.crops], started)
     digits: list[dict[str, Any]] = []
-    chosen = choose(cands, answer.outputs, served.digit_threshold)
+    scored = path_scores(cands, answer.outputs, served.digit_threshold)  # choose's, kept for the confidence
+    chosen = best_path(cands, *scored)
     for i in chosen:
         crop = cands.crops[i]
         digit = {**answer.prediction(i), "box": list(crop.box), "line": crop.line}
@@ -58,7 +59,7 @@ async def read_number(request: Request) -> JSONResponse:
     return JSONResponse({
         "model": served.name,
         "text": text,
-        "confidence": text_confidence(cands, answer.outputs, served.digit_threshold, chosen),
+        "confidence": text_confidence(cands, answer.outputs, served.digit_threshold, chosen, scored),
         "digits": digits,
         "marks": [{"mark": m.char, "box": list(m.box), "line": m.line} for m in marks],
         "timing": answer.timing(),
