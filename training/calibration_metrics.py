@@ -33,14 +33,20 @@ def reliability_bins(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Per equal-width confidence bin: mean confidence, accuracy and count (empty bins: 0, 0, 0)."""
     conf, pred = probs.max(dim=-1)
-    correct = (pred == labels).double()
+    return binned(conf, pred == labels, bins)
+
+
+def binned(
+    conf: torch.Tensor, right: torch.Tensor, bins: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # fmt: skip
+    """Per equal-width bin of ``conf``: its mean, the share ``right`` and the count (empty bins: 0, 0, 0)."""
     # Bin (i/bins, (i+1)/bins]: a confidence of exactly 1 falls into the last bin.
     idx = (conf.double() * bins).ceil().long().clamp(1, bins) - 1
     count = torch.bincount(idx, minlength=bins).double()
     conf_sum = torch.bincount(idx, weights=conf.double(), minlength=bins)
-    acc_sum = torch.bincount(idx, weights=correct, minlength=bins)
+    right_sum = torch.bincount(idx, weights=right.double(), minlength=bins)
     safe = count.clamp_min(1)
-    return conf_sum / safe, acc_sum / safe, count
+    return conf_sum / safe, right_sum / safe, count
 
 
 def expected_calibration_error(probs: torch.Tensor, labels: torch.Tensor, bins: int = 15) -> float:
@@ -97,7 +103,5 @@ def fit_logistic(
 def sureness_error(p: np.ndarray, right: np.ndarray, bins: int = 10) -> float:
     """The ECE of a probability that an answer is right: over equal-width bins of ``p``, the
     count-weighted mean |share right - mean p|."""
-    idx = np.clip(np.ceil(p * bins).astype(int), 1, bins) - 1
-    count = np.bincount(idx, minlength=bins)
-    gap = np.abs(np.bincount(idx, right.astype(float), bins) - np.bincount(idx, p, bins))
-    return float(gap.sum() / max(count.sum(), 1))
+    conf, share, count = binned(torch.from_numpy(p), torch.from_numpy(right), bins)
+    return float(((share - conf).abs() * count).sum() / count.sum().clamp_min(1))
