@@ -2,7 +2,8 @@
 
 The classifier's weights stay untouched. Its forward pass is read at every layer, and a two-layer MLP,
 fitted by ``python -m training calibrate`` on training digits against generated outliers, turns those
-summaries into one logit: the digit score (higher = more digit-like).
+summaries into one logit: the digit score (higher = more digit-like). The shipped MLPs are the mean of
+five fitted apart (``training.detector_fit``), stored as one five times as wide: serving does not know.
 
 Layer summaries (``layer_summaries``), one vector per image, always in this order:
 

@@ -79,6 +79,9 @@ def add_calibrate_args(p: argparse.ArgumentParser, settings) -> None:
     p.add_argument("--corrupted-per-kind", type=int, default=60,
                    help="digits per corruption, fitted on and measured on; default: 60")  # fmt: skip
     p.add_argument("--detector-epochs", type=int, default=60, help="default: 60")
+    p.add_argument("--detector-members", type=int, default=5,
+                   help="MLPs whose mean score is the detector (training.detector_fit); "
+                        "default: 5")  # fmt: skip
     p.add_argument("--leave-one-family-out", action="store_true",
                    help="also refit the detector without each family, measured on it")  # fmt: skip
     p.add_argument(
@@ -127,7 +130,8 @@ def leave_one_family_out(
     """Per family: recall on it (measuring seed) of a detector fitted without any of it."""
     recall = {}
     for i, family in enumerate(FAMILIES):
-        det = fit_detector(fit_digits, fit_out.summaries[fit_families != i], epochs=args.detector_epochs)
+        det = fit_detector(fit_digits, fit_out.summaries[fit_families != i], epochs=args.detector_epochs,
+                           members=args.detector_members)  # fmt: skip
         thr = threshold_at(_scores("detector", sets["val"], 1.0, None, det), val_flag_rate)
         held_out = sets["outliers"][sets["families"] == i]
         recall[family] = flag_rate(_scores("detector", held_out, 1.0, None, det), thr)
@@ -163,7 +167,8 @@ def calibrate_checkpoint(directory: Path, args: argparse.Namespace, command: str
         model_outputs(head, inputs.fit_pen_x, device).summaries,
         model_outputs(head, inputs.fit_corrupted_x, device).summaries,
     ])  # fmt: skip
-    detector = fit_detector(fit_digits, fit_out.summaries, epochs=args.detector_epochs, seed=args.seed)
+    detector = fit_detector(fit_digits, fit_out.summaries, epochs=args.detector_epochs, seed=args.seed,
+                            members=args.detector_members)  # fmt: skip
 
     families = torch.tensor([FAMILIES.index(o.family) for o in outliers])[out_ok]
     sets = {"val": val, "test": test, "outliers": model_outputs(head, inputs.out_x, device),

@@ -2,7 +2,8 @@
 
 Families: letters and symbols rendered from fonts, shapes and a smiley drawn with the page's pen,
 scribbles, noise, several digits side by side, smudges, photographed objects (shaded solid
-silhouettes), and photographed scenes (dead leaves: shapes of every size hiding each other). Each is a
+silhouettes), photographed scenes (dead leaves: shapes of every size hiding each other), and letters
+written with the page's pen (``training.pen_letters``' templates in a writer's hand). Each is a
 PNG as a user would upload it (dark ink on white paper, or the scene's colours), so it goes through the
 real upload preprocessing before the model sees it.
 
@@ -22,13 +23,17 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 from .drawn import PAD_SIZE, Stroke, densify, drawn_digit, ellipse, jitter, png_bytes, render_strokes
+from .pen_letters import LETTER_STROKES
+from .pen_numbers import writers_hand
 
 LETTERS = "ACEFHKLMNPRTUVWXYacdefhkmnprtuvwxy"
 SYMBOLS = "#@%&*+=?$€<>~{}^×÷§¶¥£∞≈πΩ✓★♥☺♪"
 # Appended, never reordered: each family draws from its own seeded stream (see generate_outliers).
 FAMILIES = (
-    "letters", "symbols", "shapes", "scribbles", "noise", "multi_digit", "smudges", "objects", "scenes"
+    "letters", "symbols", "shapes", "scribbles", "noise", "multi_digit", "smudges", "objects", "scenes",
+    "pen_letters",
 )  # fmt: skip
+LETTER_SIZE = 0.6  # of the pad: a pen letter's larger side before the hand's jitter (a drawn digit's height)
 DISPLAY_FONTS = "DSEG"  # the seven-segment faces (Debian's fonts-dseg), left out of the outliers
 FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "/Library/Fonts", "C:/Windows/Fonts")
 
@@ -272,6 +277,36 @@ def photographed_scene(rng: np.random.Generator) -> tuple[Image.Image, str]:
     return img.resize((size, size), Image.Resampling.BILINEAR), f"scene of {count} shapes, {size}px"
 
 
+def pen_letter(rng: np.random.Generator) -> tuple[Image.Image, str]:
+    """A letter drawn on the page's square pad: one of ``pen_letters``' templates (none a letter a reader
+    takes for a digit), as ``drawn_letter`` draws it."""
+    ch = list(LETTER_STROKES)[rng.integers(len(LETTER_STROKES))]
+    return drawn_letter(LETTER_STROKES[ch], rng), f"pen letter {ch}"
+
+
+def drawn_letter(template: list[Stroke], rng: np.random.Generator) -> Image.Image:
+    """A letter template (``pen_letters``' units) in a writer's hand, written as large as a digit is (a
+    small letter too: alone on the pad, a person fills it), placed as the drawn digits are
+    (``drawn.jitter``) and drawn with the page's pen."""
+    strokes = writers_hand(template, rng)
+    pts = np.concatenate([np.asarray(s) for s in strokes])
+    lo, hi = pts.min(0), pts.max(0)
+    (cx, cy), scale = (lo + hi) / 2, LETTER_SIZE / max(hi - lo)
+    centred = [[(0.5 + (x - cx) * scale, 0.5 + (y - cy) * scale) for x, y in s] for s in strokes]
+    # The writer's hand has wobbled every point already: the pad's jitter adds none, and a curve's
+    # neighbouring points move together (a hand wavers, it does not zigzag). A stroke of a few corners is
+    # sampled along its length, as pointer events are.
+    placed = [_steadied(s) if len(s) >= 8 else densify(s) for s in jitter(centred, rng, noise=0.0)]
+    return render_strokes(placed)
+
+
+def _steadied(stroke: Stroke) -> Stroke:
+    """Each inner point moved to the mean of itself and its two neighbours; the ends stay."""
+    pts = np.asarray(stroke)
+    pts[1:-1] = (pts[:-2] + pts[1:-1] + pts[2:]) / 3
+    return [(float(x), float(y)) for x, y in pts]
+
+
 def _colour(rng: np.random.Generator) -> tuple[int, int, int]:
     r, g, b = (int(v) for v in rng.integers(0, 256, 3))
     return r, g, b
@@ -302,6 +337,7 @@ GENERATORS = {
     "smudges": smudge,
     "objects": photographed_object,
     "scenes": photographed_scene,
+    "pen_letters": pen_letter,
 }
 
 

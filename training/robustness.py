@@ -8,7 +8,8 @@ score calls a corrupted digit "not a digit" (``is_digit`` false, as the service 
 the served confidence is from the accuracy (ECE per corruption and pooled), and, where Fashion-MNIST is
 on the machine, how often the digit score calls real pictures that are not digits so
 (``training.real_outliers``), and real photographs (``training.real_photos``), and how it answers digits
-in other writers' styles (``training.writing_styles``), digits written small and large on the page's
+in other writers' styles (``training.writing_styles``), letters drawn in shapes the detector was not
+fitted on (``training.other_letters``), digits written small and large on the page's
 pad (``training.pad_sizes``) and, where scikit-learn is installed, real 8x8 digits by other writers
 (``training.optdigits``), and, where the DSEG7 fonts are, digits on seven-segment displays
 (``training.display_eval``).
@@ -35,6 +36,8 @@ from .display_eval import markdown as displays_markdown
 from .evaluate import add_store_args, answers_of, preprocess_uploads, served_outputs, serving_heads
 from .optdigits import markdown as optdigits_markdown
 from .optdigits import optdigits_check
+from .other_letters import markdown as letters_markdown
+from .other_letters import other_letters_check
 from .pad_sizes import markdown as sizes_markdown
 from .pad_sizes import pad_sizes_check
 from .real_outliers import fashion_check
@@ -64,6 +67,9 @@ def add_robustness_args(p: argparse.ArgumentParser, settings) -> None:
     p.add_argument("--per-style", type=int, default=100,
                    help="digits per writing style (training.writing_styles), 0 to skip; "
                         "default: 100")  # fmt: skip
+    p.add_argument("--per-letter", type=int, default=20,
+                   help="letters of each shape (training.other_letters: letters drawn on the pad in shapes "
+                        "the detector was not fitted on), 0 to skip; default: 20")  # fmt: skip
     p.add_argument("--per-size", type=int, default=30,
                    help="digits of each class per height of writing on the pad (training.pad_sizes), "
                         "0 to skip; default: 30")  # fmt: skip
@@ -221,6 +227,7 @@ def run_robustness(args: argparse.Namespace) -> dict:
     }  # fmt: skip
     fashion = None if args.no_fashion else fashion_check(heads, args.data_root, args.limit, args.seed)
     styles = writing_styles_check(heads, args.per_style, args.seed) if args.per_style else None
+    letters = other_letters_check(heads, args.per_letter, args.seed) if args.per_letter else None
     sizes = pad_sizes_check(heads, args.per_size, args.seed) if args.per_size else None
     optdigits = None if args.no_optdigits else optdigits_check(heads)
     photos = photo_check(heads, args.photo_crops, args.seed) if args.photo_crops else None
@@ -228,7 +235,7 @@ def run_robustness(args: argparse.Namespace) -> dict:
     result = {"limit": len(digits), "seed": args.seed, "models": models, "accuracy": acc,
               "not_a_digit": flagged, "refused": refused, "calibration": confidence, **summary,
               "fashion_mnist": fashion, "photos": photos,
-              "writing_styles": styles, "pad_sizes": sizes, "optdigits": optdigits,
+              "writing_styles": styles, "other_letters": letters, "pad_sizes": sizes, "optdigits": optdigits,
               "displays": displays}  # fmt: skip
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / "robustness.json").write_text(json.dumps(result, indent=2) + "\n")
@@ -245,6 +252,10 @@ def run_robustness(args: argparse.Namespace) -> dict:
     if styles is not None:
         print(f"\nOther writers' styles, drawn like the page ({args.per_style} each):\n")
         print(styles_markdown(styles, models))
+    if letters is not None:
+        print(f"\nLetters drawn on the pad in shapes the detector was not fitted on ({args.per_letter} "
+              "each):\n")  # fmt: skip
+        print(letters_markdown(letters, models))
     if sizes is not None:
         print(f"\nDigits written small and large on the page's pad ({10 * args.per_size} per height):\n")
         print(sizes_markdown(sizes, models))

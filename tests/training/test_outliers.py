@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 from PIL import Image, ImageDraw
 
@@ -26,6 +27,7 @@ from training.outliers import (
     FAMILIES,
     _silhouette,
     generate_outliers,
+    pen_letter,
     photographed_object,
     photographed_scene,
 )
@@ -69,6 +71,21 @@ def test_photographed_scenes_are_photos_not_drawings() -> None:
     assert refused <= 3
 
 
+def test_pen_letters_are_drawn_as_large_as_a_digit_and_whole_on_the_pad() -> None:
+    """A letter alone on the square pad, small ones too, stands about as tall or wide as a drawn digit,
+    with paper all round it; and none is a letter a reader takes for a digit."""
+    rng = np.random.default_rng(0)
+    letters = set()
+    for _ in range(40):
+        img, what = pen_letter(rng)
+        ink = np.asarray(img) < 128
+        ys, xs = np.nonzero(ink)
+        assert img.size == (PAD_SIZE, PAD_SIZE) and not ink[[0, -1]].any() and not ink[:, [0, -1]].any()
+        assert 0.3 * PAD_SIZE <= max(np.ptp(ys), np.ptp(xs)) <= 0.85 * PAD_SIZE, what
+        letters.add(what.removeprefix("pen letter "))
+    assert len(letters) >= 15 and not letters & set("IliOoDQZzSsbGgqB")
+
+
 def test_drawn_digits_are_seeded_and_go_through_the_upload_preprocessing() -> None:
     pngs, labels = drawn_digits(1, seed=0)
     assert pngs == drawn_digits(1, seed=0)[0]
@@ -77,8 +94,10 @@ def test_drawn_digits_are_seeded_and_go_through_the_upload_preprocessing() -> No
     assert x.shape == (28, 28) and x.dtype == np.float32 and 0.0 <= x.min() and x.max() <= 1.0
 
 
-def test_a_detector_fitted_on_one_seed_flags_outliers_of_another(mnist_test) -> None:
-    """On a small untrained CNN's layer summaries, fitted on outlier seed 1, measured on seed 2."""
+@pytest.mark.parametrize("members", [1, 3])
+def test_a_detector_fitted_on_one_seed_flags_outliers_of_another(mnist_test, members: int) -> None:
+    """On a small untrained CNN's layer summaries, fitted on outlier seed 1, measured on seed 2; one MLP
+    or the mean of several, stored as one MLP as wide as all of them."""
     torch.manual_seed(0)
     model = create_model("cnn-baseline", width=4, hidden=8).eval()
     card = ModelCard(name="m", preset="cnn-baseline", architecture=model.cfg.to_dict(), num_params=0,
@@ -94,7 +113,10 @@ def test_a_detector_fitted_on_one_seed_flags_outliers_of_another(mnist_test) -> 
     def outliers(seed: int) -> torch.Tensor:
         return uploads_to_tensor([o.png for o in generate_outliers(12, seed)])[0]
 
-    detector = fit_detector(summaries(images[:1500]), summaries(outliers(1)), hidden=16, epochs=40)
+    detector = fit_detector(
+        summaries(images[:1500]), summaries(outliers(1)), hidden=16, epochs=40, members=members
+    )
+    assert detector["detector.w1"].shape[0] == detector["detector.w2"].shape[1] == 16 * members
     score = lambda x: detector_score(summaries(x), *(detector[k] for k in DETECTOR_KEYS))  # noqa: E731
     threshold = threshold_at(score(images[1500:2500]), 0.02)  # held-out digits set the threshold
     assert flag_rate(score(images[2500:3500]), threshold) < 0.05
@@ -114,7 +136,7 @@ def test_leave_one_family_out_refits_without_each_family() -> None:
         return Outputs(torch.zeros(len(summaries), 2), torch.zeros(len(summaries), 10), summaries)
 
     sets = {"val": outputs(digits[2 * n :]), "outliers": outputs(outliers), "families": fams}
-    args = argparse.Namespace(detector_epochs=20)
+    args = argparse.Namespace(detector_epochs=20, detector_members=2)
     recall = leave_one_family_out(digits[: 2 * n], outputs(outliers), fams, sets, args, 0.05)
     assert set(recall) == set(FAMILIES)
     assert min(recall.values()) > 0.9, recall
