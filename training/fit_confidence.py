@@ -39,6 +39,7 @@ from .read_eval import (
     not_number_markdown,
     number_rows,
     read_not_numbers,
+    weigh_not_numbers,
 )
 
 log = logging.getLogger("training")
@@ -102,10 +103,7 @@ def run_fit_confidence(args: argparse.Namespace) -> TextConfidence:
     )
     print(confidence_markdown(sureness, list(heads)))
     if others:
-        print(not_number_markdown({
-            label: {m: (fitted.probabilities(f), none) for m, (f, none) in per_model.items()}
-            for label, per_model in others.items()
-        }, list(heads)))  # fmt: skip
+        print(not_number_markdown(weigh_not_numbers(others, fitted), list(heads)))
     print("features:", ", ".join(FEATURES))
     print(f"CONFIDENCE = TextConfidence(bias={fitted.bias}, coefficients={fitted.coefficients})")
     return fitted

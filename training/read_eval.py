@@ -37,7 +37,7 @@ from model_store.reading import (
     path_scores,
 )
 from model_store.serving import ServingHead
-from model_store.text_confidence import CONFIDENCE, FEATURES, reading_features
+from model_store.text_confidence import CONFIDENCE, FEATURES, TextConfidence, reading_features
 
 from .calibration_metrics import auroc, sureness_error
 from .data import load_split
@@ -181,6 +181,15 @@ def not_number_evidence(
     features, none_read = evidence(head, pictures, answered, [""] * len(pictures))
     refused = len(pictures) - len(none_read)
     return features[~none_read], np.r_[np.ones(refused, bool), none_read]
+
+
+def weigh_not_numbers(
+    evidence_of: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]], confidence: TextConfidence = CONFIDENCE
+) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]:  # fmt: skip
+    """``read_not_numbers``' evidence with each reading's features weighed by ``confidence``: per family and
+    model, (the readings' confidences, whether each picture was read as no number)."""
+    return {label: {m: (confidence.probabilities(f), none) for m, (f, none) in per_model.items()}
+            for label, per_model in evidence_of.items()}  # fmt: skip
 
 
 def not_number_markdown(rows: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]], models: list[str]) -> str:
@@ -362,10 +371,11 @@ def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
         print(confidence_markdown(sureness, models))
         if args.not_numbers:
             print(f"\nPictures that are not numbers (training.not_numbers), seed {args.seed}:")
-            evidence_of = read_not_numbers(heads, args.not_numbers, args.seed)
-            sure = {label: {m: (CONFIDENCE.probabilities(f), none) for m, (f, none) in per_model.items()}
-                    for label, per_model in evidence_of.items()}  # fmt: skip
-            print(not_number_markdown(sure, models))
+            print(
+                not_number_markdown(
+                    weigh_not_numbers(read_not_numbers(heads, args.not_numbers, args.seed)), models
+                )
+            )
     if args.hints:
         for family, items in other_uploads(args.hints, args.seed).items():
             uploads, texts = [u for u, _ in items], [t for _, t in items]

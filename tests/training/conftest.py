@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import csv
 import logging
 import sys
@@ -12,6 +13,9 @@ from pathlib import Path
 
 import pytest
 import torch
+
+from model_store.serving import ServingHead
+from training.evaluate import serving_heads
 
 # Small enough for a few seconds on 2 CPU cores; dropout is on so that resuming has to restore the
 # global RNG as well as the augmentation generator.
@@ -88,3 +92,9 @@ def tiny_run(train_cli, tmp_path_factory: pytest.TempPathFactory) -> RunResult:
     result = train_cli(TINY_RUN, tmp / "store", tmp / "run")
     assert result.code == 0, result.log
     return result
+
+
+@pytest.fixture(scope="session")
+def shipped_heads(shipped_store: Path) -> dict[str, ServingHead]:
+    """The shipped checkpoints' ServingHeads by name, as the robustness checks load them."""
+    return serving_heads(argparse.Namespace(models=["cnn-mnist", "vit-mnist"], store_dir=shipped_store))

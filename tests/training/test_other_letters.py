@@ -3,14 +3,9 @@ a digit" by the shipped models."""
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import numpy as np
-import pytest
 
 from model_store.serving import ServingHead
-from training.evaluate import serving_heads
 from training.other_letters import OTHER_LETTERS, letter_uploads, markdown, other_letters_check
 from training.pen_letters import LETTER_STROKES
 
@@ -23,11 +18,6 @@ def test_letter_uploads_are_seeded_model_inputs_apart_from_the_fitted_templates(
         assert not np.array_equal(x, letter_uploads(name, 3, seed=2)[0])
         assert 0.0 <= x.min() and x.max() <= 1.0 and x.max() > 0.9  # ink, MNIST's way round
         assert strokes not in LETTER_STROKES.values(), name  # another shape than the one fitted on
-
-
-@pytest.fixture(scope="module")
-def shipped_heads(shipped_store: Path) -> dict[str, ServingHead]:
-    return serving_heads(argparse.Namespace(models=["cnn-mnist", "vit-mnist"], store_dir=shipped_store))
 
 
 def test_shipped_models_call_letters_in_other_shapes_no_digit(shipped_heads: dict[str, ServingHead]) -> None:

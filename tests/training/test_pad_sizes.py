@@ -3,16 +3,11 @@ and not flagged by the shipped models at every height; the marker alone would bl
 
 from __future__ import annotations
 
-import argparse
 import io
-from pathlib import Path
 
 import numpy as np
-import pytest
 from PIL import Image
 
-from model_store.serving import ServingHead
-from training.evaluate import serving_heads
 from training.pad_sizes import (
     HEIGHTS,
     LINE_HEIGHTS,
@@ -49,11 +44,6 @@ def test_two_line_uploads_are_seeded_numbers_on_the_wide_pad() -> None:
         lines = text.split("\n")
         assert len(lines) == 2 and all(2 <= len(line) <= 4 and line.isdigit() for line in lines)
     assert Image.open(io.BytesIO(uploads["sent"][0])).size == (840, 280)
-
-
-@pytest.fixture(scope="module")
-def shipped_heads(shipped_store: Path) -> dict[str, ServingHead]:
-    return serving_heads(argparse.Namespace(models=["cnn-mnist", "vit-mnist"], store_dir=shipped_store))
 
 
 def test_shipped_models_read_small_writing_sent_as_the_page_sends_it(shipped_heads) -> None:

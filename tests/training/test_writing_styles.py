@@ -3,14 +3,9 @@ shipped models."""
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import numpy as np
-import pytest
 
 from model_store.serving import ServingHead
-from training.evaluate import serving_heads
 from training.writing_styles import STYLES, markdown, style_uploads, writing_styles_check
 
 # A 1 whose long up-stroke turns toward the horizontal is a 7 to MNIST's writers (and to many readers):
@@ -25,11 +20,6 @@ def test_style_uploads_are_seeded_model_inputs() -> None:
         assert np.array_equal(x, style_uploads(name, 3, seed=1)[0])
         assert not np.array_equal(x, style_uploads(name, 3, seed=2)[0])
         assert 0.0 <= x.min() and x.max() <= 1.0 and x.max() > 0.9  # ink, MNIST's way round
-
-
-@pytest.fixture(scope="module")
-def shipped_heads(shipped_store: Path) -> dict[str, ServingHead]:
-    return serving_heads(argparse.Namespace(models=["cnn-mnist", "vit-mnist"], store_dir=shipped_store))
 
 
 def test_shipped_models_read_other_writers_styles(shipped_heads: dict[str, ServingHead]) -> None:
