@@ -17,15 +17,16 @@ splitting against merging; the weights are fitted (``Weights``). Pure numpy: no 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .decode import NoInk
 from .drawing import Drawing, draw
 from .marks import Mark, spell
+from .mnist_box import stroke_width
 from .pieces import Line, line_height, line_pieces, line_runs, line_strokes
-from .segment import DigitCrop, Page, page_bytes, page_drawn
+from .segment import DigitCrop, Page, PenStroke, page_bytes, page_drawn, shared_ink
 
 # Touching strokes are cut along seams crossing at most this many stroke widths of ink; the next, stricter
 # limit when the alternatives would not fit in one batch (``model_store.pieces``); then, for a drawing,
@@ -34,6 +35,7 @@ CUT_INK = (3.0, 2.2, 1.5)
 Runs = list[list[tuple[int, int, np.ndarray]]]  # per line: (first piece, end piece, features) per crop
 NEVER = -1e9  # the cost of skipping a display's digit: more than any reading of it
 PLAIN_CUT = 1.2  # plainly a number (``plain_number``): no digit cut through more stroke widths than this
+PLAIN_OVERLAP = 0.15  # nor, drawn, reaching over its neighbour by more than this of the taller's height
 
 
 # Hinges of the shape terms, in line heights: a digit wider than these, or shorter than SHORT_FROM.
@@ -155,6 +157,9 @@ class Candidates:
     pieces: list[int]  # number of pieces per line
     marks: list[Mark]  # punctuation between the digits (``model_store.marks``)
     display: bool = False  # a display's digits as its bars grouped them: each read, none cut or skipped
+    strokes: np.ndarray | None = None  # a drawing's (n, its pen strokes) bool: each crop's strokes
+    pen: list[PenStroke] = field(default_factory=list)  # a drawing's strokes (``Page.pen``) ...
+    pen_width: float = 1.0  # ... and their width
 
     def spelled(self, chosen: list[int], labels: list[str]) -> tuple[str, list[Mark]]:
         """The text ``/read`` answers for the ``chosen`` crops read as ``labels`` (one each), with the
@@ -163,6 +168,16 @@ class Candidates:
             (label, self.crops[i].box, self.crops[i].line) for i, label in zip(chosen, labels, strict=True)
         ]
         return spell(digits, self.marks)
+
+    def shared(self, i: int, j: int) -> float:
+        """The ink crops ``i`` and ``j`` of a drawing share where their strokes meet, in squared stroke
+        widths (0 for a picture); a stroke in both (cut between them) is left out: the cut's features
+        count it."""
+        if self.strokes is None:
+            return 0.0
+        a, b = self.strokes[i] & ~self.strokes[j], self.strokes[j] & ~self.strokes[i]
+        pairs = [(s, t) for s in np.flatnonzero(a) for t in np.flatnonzero(b)]
+        return float(sum(shared_ink(self.pen[s], self.pen[t], self.pen_width) for s, t in pairs))
 
 
 def candidates_bytes(data: bytes, max_pixels: int, max_digits: int = 32, max_crops: int = 64) -> Candidates:
@@ -195,7 +210,16 @@ def candidates(page: Page, max_crops: int = 64) -> Candidates:
     if not crops:
         raise NoInk("no ink found: the picture is empty")
     pieces = [len(ln.pieces) for ln in lines]
-    return Candidates(crops, spans, np.asarray(features).reshape(-1, 6), pieces, page.marks, page.display)
+    feats = np.asarray(features).reshape(-1, 6)
+    if not page.pen:
+        return Candidates(crops, spans, feats, pieces, page.marks, page.display)
+    strokes = np.zeros((len(spans), len(page.pen)), bool)
+    for k, (line, start, end) in enumerate(spans):
+        for piece in lines[line].pieces[start:end]:
+            if piece.stroke is not None:
+                strokes[k, piece.stroke] = True
+    width = stroke_width(page.labels > 0)
+    return Candidates(crops, spans, feats, pieces, page.marks, page.display, strokes, page.pen, width)
 
 
 def _alternatives(page: Page, max_crops: int) -> tuple[list[Line], Runs] | None:
@@ -244,10 +268,11 @@ def plain_number(
     """The text when the picture is plainly a number of several digits, else None: the reading
     ``choose`` makes has two digits or more, each a digit to the digit score, at least one of them whole
     strokes, none cut from a neighbour through more than PLAIN_CUT stroke widths of ink (two digits
-    touching at a point), and no piece of the picture left unread. What a one-digit route's ``hint``
-    rests on: a letter, a shape or a scribble is read as digits mostly by cutting all its strokes, or
-    through thick ink, or its pieces are no digits to the score; a photo's blobs are read as digits here
-    and there among others skipped (docs/reading.md, A number sent as one digit)."""
+    touching at a point), no piece of the picture left unread, and, drawn, not one shape's strokes
+    (``_strokes_meet``). What a one-digit route's ``hint`` rests on: a letter, a shape or a scribble is
+    read as digits mostly by cutting all its strokes, or through thick ink, or its pieces are no digits
+    to the score; a photo's blobs are read as digits here and there among others skipped
+    (docs/reading.md, A number sent as one digit)."""
     chosen = choose(cands, outputs, threshold)
     if len(chosen) < 2 or _skips_a_piece(cands, chosen):
         return None
@@ -256,7 +281,25 @@ def plain_number(
         return None
     if threshold is not None and not all(outputs[i, -1] >= threshold for i in chosen):
         return None
+    if cands.strokes is not None and _strokes_meet(cands, chosen):
+        return None
     return cands.spelled(chosen, [labels[int(outputs[i, :-1].argmax())] for i in chosen])[0]
+
+
+def _strokes_meet(cands: Candidates, chosen: list[int]) -> bool:
+    """Whether the chosen digits of a drawing are one shape's strokes rather than digits side by side:
+    two of them share more than PLAIN_CUT squared stroke widths of ink (more than touching at a point),
+    or one reaches over its neighbour by more than PLAIN_OVERLAP of the taller one's height. A drawing's
+    strokes are its pieces before any cut, so the cut rule never sees where a letter's strokes meet: an
+    a's stem along its bowl, the bar of an A or an H across its legs."""
+    if any(cands.shared(i, j) > PLAIN_CUT for k, i in enumerate(chosen) for j in chosen[k + 1 :]):
+        return True
+    for i, j in zip(chosen, chosen[1:], strict=False):
+        (_, ay0, ax1, ay1), (bx0, by0, _, by1) = cands.crops[i].box, cands.crops[j].box
+        same_line = cands.crops[i].line == cands.crops[j].line
+        if same_line and ax1 - bx0 > PLAIN_OVERLAP * max(ay1 - ay0, by1 - by0):
+            return True
+    return False
 
 
 def _skips_a_piece(cands: Candidates, chosen: list[int]) -> bool:

@@ -70,6 +70,10 @@ class PenStroke:
     x0: int
     mask: np.ndarray  # bool: its pixels in its box, those it shares with a stroke crossing it included
 
+    def window(self, y0: int, y1: int, x0: int, x1: int) -> np.ndarray:
+        """Its ``mask`` in a window of the page inside its box."""
+        return self.mask[y0 - self.y0 : y1 - self.y0, x0 - self.x0 : x1 - self.x0]
+
 
 # --------------------------------------------------------------------------------------- entry points
 
@@ -128,6 +132,21 @@ class Page:
             own = s.mask[ty0 - s.y0 : ty1 - s.y0, tx0 - s.x0 : tx1 - s.x0]
             out[ty0 - y0 : ty1 - y0, tx0 - x0 : tx1 - x0] = own
         return out
+
+
+def shared_ink(a: PenStroke, b: PenStroke, width: float) -> float:
+    """The ink two pen strokes share (pixels both draw: where they cross, touch or run along each other),
+    in squared stroke widths ``width``: a crossing is about 1, a stroke running along another as many as
+    it runs stroke widths."""
+    if a.label != b.label:  # in two components: no pixel in common
+        return 0.0
+    y0, x0 = max(a.y0, b.y0), max(a.x0, b.x0)
+    y1 = min(a.y0 + a.mask.shape[0], b.y0 + b.mask.shape[0])
+    x1 = min(a.x0 + a.mask.shape[1], b.x0 + b.mask.shape[1])
+    if y1 <= y0 or x1 <= x0:
+        return 0.0
+    both = a.window(y0, y1, x0, x1) & b.window(y0, y1, x0, x1)
+    return float(both.sum()) / max(width, 1.0) ** 2
 
 
 def read_page(

@@ -18,7 +18,11 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from model_store import drawing
-from model_store.drawing import PEN_PER_HEIGHT, STROKE_FRACTION  # pad.js's marker and small writing's pen
+from model_store.drawing import (  # pad.js's marker and small writing's pen; what a drawing sends
+    PEN_PER_HEIGHT,
+    STROKE_FRACTION,
+    Drawing,
+)
 
 PAD_SIZE = 280
 MIN_PEN_FRACTION = 0.01  # pad.js MIN_PEN_FRACTION
@@ -227,8 +231,20 @@ def densify(stroke: Stroke, step: float = 0.012) -> Stroke:
 def drawn_digit(digit: int, rng: np.random.Generator, pen: float | None = None) -> Image.Image:
     """One template of ``digit``, jittered; half are densified (sharp corners), half stay curvy; drawn
     with ``pen`` (a share of the pad's height; default: the page's, ``upload_pen``)."""
+    return render_strokes(placed_digit(digit, rng), stroke_fraction=pen)
+
+
+def placed_digit(digit: int, rng: np.random.Generator) -> list[Stroke]:
+    """``drawn_digit``'s strokes, in 0..1 of the pad."""
     variants = DIGIT_STROKES[digit]
-    return drawn_hand(variants[rng.integers(len(variants))], rng, pen)
+    return hand(variants[rng.integers(len(variants))], rng)
+
+
+def pad_strokes(strokes: list[Stroke]) -> Drawing:
+    """Strokes in 0..1 of the square pad as the page sends them from it (``model_store.drawing``): its
+    points in the pad's pixels, the pad's size and the upload's pen (pad.js ``toUpload``)."""
+    pen = round(upload_pen(strokes) * PAD_SIZE)
+    return Drawing([np.asarray(s) * PAD_SIZE for s in strokes], PAD_SIZE, PAD_SIZE, pen)
 
 
 def drawn_hand(strokes: list[Stroke], rng: np.random.Generator, pen: float | None = None) -> Image.Image:

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from model_store import ModelStore
+from model_store.drawing import Drawing, preprocess_drawing
 from model_store.preprocess import NoInk, preprocess_bytes
 from model_store.serving import ServingHead, resolve_device
 
@@ -35,6 +36,13 @@ def preprocess_uploads(uploads: Iterable[bytes], count: int) -> tuple[np.ndarray
         except NoInk:
             refused[i] = True
     return x, refused
+
+
+def preprocess_drawings(drawings: list[Drawing]) -> tuple[np.ndarray, np.ndarray]:
+    """Drawings sent as strokes to a one-digit route, through its preprocessing: ``preprocess_uploads``'
+    (inputs, refused), none refused (a drawing has its strokes' ink)."""
+    x = np.stack([preprocess_drawing(d) for d in drawings]) if drawings else np.zeros((0, 28, 28), np.float32)
+    return x.astype(np.float32), np.zeros(len(drawings), bool)
 
 
 def add_store_args(p: argparse.ArgumentParser, settings) -> None:

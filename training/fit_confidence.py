@@ -72,7 +72,7 @@ def run_fit_confidence(args: argparse.Namespace) -> TextConfidence:
         samples = family_or_none(family, args.count, args.seed, mnist)
         if samples is None:
             continue
-        for label, texts, split in number_rows(family, samples, encoded(samples), args.count, args.seed):
+        for label, texts, split, _ in number_rows(family, samples, encoded(samples), args.count, args.seed):
             pictures = split()
             per_family[label] = {}
             for m, head in heads.items():

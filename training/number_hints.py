@@ -9,19 +9,25 @@ picture is split as ``/read`` splits it, its candidates answered by the same hea
   hinted with exactly the right number, and the share hinted with a wrong one;
 - pictures that are not numbers (the other outlier families, digits drawn like the page, and, where
   scikit-image is installed, real photos and faces: ``training.real_photos``): the share that got a hint
-  at all (each one a false hint).
+  at all (each one a false hint);
+- letters and digits drawn alone on the page's square pad and sent as its strokes (``other_drawings``):
+  split into strokes, a letter's or a digit's pieces can each be a whole digit (an a as its bowl and
+  its stem, "01"), so the same share.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from model_store.drawing import Drawing
 from model_store.reading import Candidates, plain_number
 from model_store.serving import ServingHead
 
-from .drawn import drawn_digits
+from .drawn import drawn_digits, pad_strokes, placed_digit
 from .evaluate import served_outputs
-from .outliers import generate_outliers
+from .other_letters import OTHER_LETTERS
+from .outliers import generate_outliers, placed_letter
+from .pen_letters import LETTER_STROKES
 from .real_photos import photo_uploads
 
 
@@ -64,6 +70,22 @@ def other_uploads(per_family: int, seed: int) -> dict[str, list[tuple[bytes, str
         if pictures:  # none without scikit-image, scikit-learn and matplotlib
             families[family] = [(u, "") for u in pictures]
     return families
+
+
+def other_drawings(per_family: int, seed: int) -> dict[str, list[Drawing]]:
+    """About ``per_family`` letters (``outliers.placed_letter``: the ``pen_letters`` family's, and
+    ``other_letters``' shapes, which no fit has seen) and digits (``drawn.placed_digit``, as many of
+    each) drawn alone on the square pad, as the page sends their strokes to ``/predict``."""
+    rng = np.random.default_rng([seed, 7])  # its own stream: the upload families' bytes stay the same
+    templates, others = list(LETTER_STROKES.values()), list(OTHER_LETTERS.values())
+    letters = [placed_letter(templates[rng.integers(len(templates))], rng) for _ in range(per_family)]
+    shapes = [placed_letter(others[rng.integers(len(others))], rng) for _ in range(per_family)]
+    digits = [placed_digit(d, rng) for d in range(10) for _ in range(max(per_family // 10, 1))]
+    return {
+        "letters drawn on the pad (`pen_letters`), sent as strokes": [pad_strokes(s) for s in letters],
+        "letters in other shapes (`other_letters`), sent as strokes": [pad_strokes(s) for s in shapes],
+        "digits drawn on the pad, sent as strokes": [pad_strokes(s) for s in digits],
+    }
 
 
 def hint_rates(hints: list[str | None], texts: list[str]) -> dict[str, float]:

@@ -285,9 +285,15 @@ def pen_letter(rng: np.random.Generator) -> tuple[Image.Image, str]:
 
 
 def drawn_letter(template: list[Stroke], rng: np.random.Generator) -> Image.Image:
-    """A letter template (``pen_letters``' units) in a writer's hand, written as large as a digit is (a
-    small letter too: alone on the pad, a person fills it), placed as the drawn digits are
-    (``drawn.jitter``) and drawn with the page's pen."""
+    """A letter template (``pen_letters``' units) drawn with the page's pen as ``placed_letter`` puts it
+    on the pad."""
+    return render_strokes(placed_letter(template, rng))
+
+
+def placed_letter(template: list[Stroke], rng: np.random.Generator) -> list[Stroke]:
+    """A letter template in a writer's hand, written as large as a digit is (a small letter too: alone
+    on the pad, a person fills it) and placed as the drawn digits are (``drawn.jitter``): its strokes in
+    0..1 of the pad."""
     strokes = writers_hand(template, rng)
     pts = np.concatenate([np.asarray(s) for s in strokes])
     lo, hi = pts.min(0), pts.max(0)
@@ -296,8 +302,7 @@ def drawn_letter(template: list[Stroke], rng: np.random.Generator) -> Image.Imag
     # The writer's hand has wobbled every point already: the pad's jitter adds none, and a curve's
     # neighbouring points move together (a hand wavers, it does not zigzag). A stroke of a few corners is
     # sampled along its length, as pointer events are.
-    placed = [_steadied(s) if len(s) >= 8 else densify(s) for s in jitter(centred, rng, noise=0.0)]
-    return render_strokes(placed)
+    return [_steadied(s) if len(s) >= 8 else densify(s) for s in jitter(centred, rng, noise=0.0)]
 
 
 def _steadied(stroke: Stroke) -> Stroke:

@@ -43,11 +43,17 @@ from .calibration_metrics import auroc, sureness_error
 from .data import load_split
 from .display_fonts import DisplayFontsMissing
 from .drawn import png_bytes
-from .evaluate import UPLOAD_MAX_PIXELS, add_store_args, preprocess_uploads, serving_heads
+from .evaluate import (
+    UPLOAD_MAX_PIXELS,
+    add_store_args,
+    preprocess_drawings,
+    preprocess_uploads,
+    serving_heads,
+)
 from .not_numbers import DRAWN as DRAWN_NOT_NUMBERS
 from .not_numbers import FAMILIES as NOT_NUMBERS
 from .not_numbers import make_not_numbers, pen_word_drawings
-from .number_hints import hint_rates, named, other_uploads
+from .number_hints import hint_rates, named, other_drawings, other_uploads
 from .number_hints import markdown as hints_markdown
 from .numbers import DRAWN_FAMILIES, FAMILIES, make_drawings, make_family
 
@@ -253,12 +259,14 @@ def confidence_markdown(sureness: dict[str, Sureness], models: list[str]) -> str
 
 
 def hint_table(
-    heads: dict[str, ServingHead], uploads: list[bytes], texts: list[str], pictures: list[Candidates | None],
-    answered: dict[str, list[np.ndarray | None]],
+    heads: dict[str, ServingHead], one_digit: OneDigit, texts: list[str],
+    pictures: list[Candidates | None], answered: dict[str, list[np.ndarray | None]],
 ) -> dict[str, dict[str, float]]:  # fmt: skip
-    """Per model, how often /predict's hint names these uploads' texts (``training.number_hints``): the
-    one-digit preprocessing runs once for every model, the split and its rows are the reading's own."""
-    singles, refused = preprocess_uploads(uploads, len(uploads))
+    """Per model, how often /predict's hint names these texts (``training.number_hints``):
+    ``one_digit``, the inputs through the one-digit preprocessing (``preprocess_uploads`` or
+    ``preprocess_drawings``), answered once for every model; the split and its rows are the reading's
+    own."""
+    singles, refused = one_digit
     hints = {m: named(head, singles, refused, pictures, answered[m]) for m, head in heads.items()}
     return {m: hint_rates(h, texts) for m, h in hints.items()}
 
@@ -305,7 +313,9 @@ def read_not_numbers(
     return out
 
 
-Row = tuple[str, list[str], Callable[[], list[Candidates | None]]]  # label, texts, how to split them
+OneDigit = tuple[np.ndarray, np.ndarray]  # inputs through the one-digit preprocessing, and those refused
+# label, texts, how to split them, how the one-digit routes take them (``hint_table``'s ``one_digit``)
+Row = tuple[str, list[str], Callable[[], list[Candidates | None]], Callable[[], OneDigit]]
 
 
 def number_rows(
@@ -314,13 +324,21 @@ def number_rows(
 ) -> list[Row]:  # fmt: skip
     """A family's rows: its pictures (``uploads``, the ``samples`` encoded) and, for a pen family, the
     numbers as the page sends them, their strokes (``make_drawings``)."""
-    rows: list[Row] = [(family, [text for _, text in samples], lambda: split_uploads(uploads, rules_only))]
+    rows: list[Row] = [
+        (
+            family, [text for _, text in samples], lambda: split_uploads(uploads, rules_only),
+            lambda: preprocess_uploads(uploads, len(uploads)),
+        )
+    ]  # fmt: skip
     if family in DRAWN_FAMILIES:
         drawn = make_drawings(family, count, seed)
         strokes = [d for d, _ in drawn]
         rows.append(
-            (f"{family}, sent as strokes", [t for _, t in drawn], lambda: split_drawings(strokes, rules_only))
-        )
+            (
+                f"{family}, sent as strokes", [t for _, t in drawn],
+                lambda: split_drawings(strokes, rules_only), lambda: preprocess_drawings(strokes),
+            )
+        )  # fmt: skip
     return rows
 
 
@@ -355,16 +373,18 @@ def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
         if samples is None:
             continue
         uploads = encoded(samples)
-        rows = number_rows(family, samples, uploads, args.count, args.seed, args.rules_only)
-        measured = [measure(*row) for row in rows]
-        pictures, answered = measured[0]  # the pictures' row: the hints read its splits
-        if args.hints:  # the numbers of two digits or more, split and answered above
-            several = [i for i, (_, text) in enumerate(samples) if len(text) >= 2]
-            hinted[family] = hint_table(
-                heads, [uploads[i] for i in several], [samples[i][1] for i in several],
-                [pictures[i] for i in several], {m: [a[i] for i in several] for m, a in answered.items()},
-            )  # fmt: skip
-            hint_counts[family] = len(several)
+        for label, texts, split, one_digit in number_rows(
+            family, samples, uploads, args.count, args.seed, args.rules_only
+        ):  # fmt: skip
+            pictures, answered = measure(label, texts, split)
+            if args.hints:  # the numbers of two digits or more, split and answered above
+                several = [i for i, text in enumerate(texts) if len(text) >= 2]
+                singles, refused = one_digit()
+                hinted[label] = hint_table(
+                    heads, (singles[several], refused[several]), [texts[i] for i in several],
+                    [pictures[i] for i in several], {m: [a[i] for i in several] for m, a in answered.items()},
+                )  # fmt: skip
+                hint_counts[label] = len(several)
     print("\n".join(lines))
     if not args.rules_only:  # the confidence was fitted on the service's split
         print(f"\nHow sure each reading is (model_store.text_confidence), seed {args.seed}:")
@@ -381,8 +401,16 @@ def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
             uploads, texts = [u for u, _ in items], [t for _, t in items]
             pictures = split_uploads(uploads)
             answered = {m: answer(head, pictures) for m, head in heads.items()}
-            hinted[family] = hint_table(heads, uploads, texts, pictures, answered)
+            hinted[family] = hint_table(
+                heads, preprocess_uploads(uploads, len(uploads)), texts, pictures, answered
+            )
             hint_counts[family] = len(items)
+        for family, drawings in other_drawings(args.hints, args.seed).items():
+            pictures = split_drawings(drawings)
+            answered = {m: answer(head, pictures) for m, head in heads.items()}
+            texts = [""] * len(drawings)
+            hinted[family] = hint_table(heads, preprocess_drawings(drawings), texts, pictures, answered)
+            hint_counts[family] = len(drawings)
         print("\n" + hints_markdown(hinted, hint_counts, models))
     if "strokes" in rates:
         for m in models:

@@ -14,8 +14,11 @@ from fastapi.testclient import TestClient
 
 from app import schemas
 from model_store.drawing import Drawing
+from training.drawn import DIGIT_STROKES, pad_strokes
 from training.not_numbers import pen_word_drawings
 from training.numbers import make_drawings
+from training.outliers import placed_letter
+from training.pen_letters import LETTER_STROKES
 from training.pen_numbers import as_sent, digit_strokes, pad_drawing, side_by_side
 
 from .conftest import CNN, VIT, png_bytes
@@ -130,6 +133,27 @@ def test_one_digit_routes_take_strokes(reader: TestClient, name: str) -> None:
         r = reader.post(f"/v1/models/{name}/attention", json=body(seven))
         assert r.status_code == 200, r.text
         assert r.json()["digit"] == 7
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_letters_drawn_on_the_pad_get_no_hint(reader: TestClient, name: str) -> None:
+    """A letter drawn alone on the square pad, sent as strokes: its strokes are pieces before any cut
+    (an a's bowl and stem, each a whole digit), so the hint must see where they meet; two digits written
+    side by side on the same pad are still named."""
+    rng = np.random.default_rng(5)
+    hinted, flagged = [], 0
+    for letter in "aAHnpu":  # a K's arms touch its stem at a point, as two digits may: not caught
+        for _ in range(4):
+            strokes = pad_strokes(placed_letter(LETTER_STROKES[letter], rng))
+            r = reader.post(f"/v1/models/{name}/predict", json=body(strokes))
+            assert r.status_code == 200, r.text
+            flagged += r.json()["is_digit"] is False
+            if "hint" in r.json():
+                hinted.append((letter, r.json()["hint"]["number"]))
+    assert flagged >= 20 and hinted == []  # of 24: the hint was looked for, and declined
+    two = [[(x * 0.4 + dx, y) for x, y in s] for dx, d in ((0.08, 4), (0.52, 2)) for s in DIGIT_STROKES[d][0]]
+    r = reader.post(f"/v1/models/{name}/predict", json=body(pad_strokes(two)))
+    assert r.json()["is_digit"] is False and r.json()["hint"]["number"] == "42"
 
 
 def _pixels(drawing: Drawing) -> list[list[tuple[float, float]]]:

@@ -105,3 +105,21 @@ def test_digits_written_into_one_another_are_pieces_of_their_own() -> None:
     assert pixels.max() > 0.5 and (pixels > 0.3).sum(axis=0).max() >= 15  # a whole upright stroke
     as_picture = candidates_bytes(png_bytes(as_sent(paths)), 10**7)
     assert min(widths(as_picture)) > 0.15  # no 1 alone among the picture's alternatives
+
+
+def test_the_ink_strokes_share_is_measured_in_stroke_widths() -> None:
+    """``Candidates.shared``: digits apart share nothing; a 1 crossing a 0 about a stroke width squared
+    at each of its two crossings; a stroke run along another as much as they overlap over their length."""
+    apart = candidates_drawing(pad_drawing(written_into("10", overlap=-0.3)))
+    crossed = candidates_drawing(pad_drawing(written_into("10", overlap=0.25)))
+    stem = [(300.0, 80.0), (300.0, 220.0)]  # 140 px: the pen is 21, so some 6.7 stroke widths long
+    along = candidates_drawing(pad_drawing([stem, [(x + 4.0, y) for x, y in stem]]))
+
+    def most(cands) -> float:
+        n = len(cands.crops)
+        return max(cands.shared(i, j) for i in range(n) for j in range(n))
+
+    assert len(apart.crops) >= 2 and most(apart) == 0.0
+    assert 1.0 <= most(crossed) <= 3.0  # two crossings
+    assert most(along) > 3.0
+    assert candidates_bytes(png_bytes(as_sent(written_into("10"))), 10**7).shared(0, 1) == 0.0  # a picture

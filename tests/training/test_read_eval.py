@@ -37,10 +37,14 @@ def test_read_eval_prints_the_reads_and_the_hints(shipped_store: Path, capsys) -
         assert re.search(
             rf"^\| {re.escape(family)} \| {count} \|( [\d.]+% \|){{3}} ([\d.]+|-) \|", out, re.MULTILINE
         ), (family, out)
-    # The hint table: a row per number family and per family of pictures that are not numbers.
+    # The hint table: a row per number family (a pen family sent as strokes too) and per family of
+    # pictures that are not numbers (letters and digits drawn on the pad, sent as strokes, too).
     assert "hinted right / wrong" in out
-    for family in ("strokes", "fonts", "letters", "scribbles", "scenes", "drawn digits", "faces"):
-        assert re.search(rf"^\| {family} \|", out, re.MULTILINE), (family, out)
+    for family in ("strokes", "strokes, sent as strokes", "fonts", "letters", "scribbles", "scenes",
+                   "drawn digits", "faces", "letters drawn on the pad (`pen_letters`), sent as strokes",
+                   "letters in other shapes (`other_letters`), sent as strokes",
+                   "digits drawn on the pad, sent as strokes"):  # fmt: skip
+        assert re.search(rf"^\| {re.escape(family)} \| \d+ \|", out, re.MULTILINE), (family, out)
 
 
 def test_the_cropped_family_is_cut_flush_to_the_ink_either_polarity() -> None:
