@@ -35,7 +35,7 @@ CUT_INK = (3.0, 2.2, 1.5)
 Runs = list[list[tuple[int, int, np.ndarray]]]  # per line: (first piece, end piece, features) per crop
 NEVER = -1e9  # the cost of skipping a display's digit: more than any reading of it
 PLAIN_CUT = 1.2  # plainly a number (``plain_number``): no digit cut through more stroke widths than this
-PLAIN_OVERLAP = 0.15  # nor, drawn, reaching over its neighbour by more than this of the taller's height
+PLAIN_OVERLAP = 0.15  # nor, drawn, reaching over a neighbour it touches by more than this of the taller
 
 
 # Hinges of the shape terms, in line heights: a digit wider than these, or shorter than SHORT_FROM.
@@ -158,6 +158,7 @@ class Candidates:
     marks: list[Mark]  # punctuation between the digits (``model_store.marks``)
     display: bool = False  # a display's digits as its bars grouped them: each read, none cut or skipped
     strokes: np.ndarray | None = None  # a drawing's (n, its pen strokes) bool: each crop's strokes
+    inked: list[frozenset[int]] = field(default_factory=list)  # a drawing's: each crop's blobs of ink
     pen: list[PenStroke] = field(default_factory=list)  # a drawing's strokes (``Page.pen``) ...
     pen_width: float = 1.0  # ... and their width
 
@@ -214,12 +215,14 @@ def candidates(page: Page, max_crops: int = 64) -> Candidates:
     if not page.pen:
         return Candidates(crops, spans, feats, pieces, page.marks, page.display)
     strokes = np.zeros((len(spans), len(page.pen)), bool)
+    inked = []
     for k, (line, start, end) in enumerate(spans):
         for piece in lines[line].pieces[start:end]:
             if piece.stroke is not None:
                 strokes[k, piece.stroke] = True
+        inked.append(frozenset(label for piece in lines[line].pieces[start:end] for label in piece.labels))
     width = stroke_width(page.labels > 0)
-    return Candidates(crops, spans, feats, pieces, page.marks, page.display, strokes, page.pen, width)
+    return Candidates(crops, spans, feats, pieces, page.marks, page.display, strokes, inked, page.pen, width)
 
 
 def _alternatives(page: Page, max_crops: int) -> tuple[list[Line], Runs] | None:
@@ -269,7 +272,7 @@ def plain_number(
     ``choose`` makes has two digits or more, each a digit to the digit score, at least one of them whole
     strokes, none cut from a neighbour through more than PLAIN_CUT stroke widths of ink (two digits
     touching at a point), no piece of the picture left unread, and, drawn, not one shape's strokes
-    (``_strokes_meet``). What a one-digit route's ``hint`` rests on: a letter, a shape or a scribble is
+    (``strokes_meet``). What a one-digit route's ``hint`` rests on: a letter, a shape or a scribble is
     read as digits mostly by cutting all its strokes, or through thick ink, or its pieces are no digits
     to the score; a photo's blobs are read as digits here and there among others skipped
     (docs/reading.md, A number sent as one digit)."""
@@ -281,23 +284,24 @@ def plain_number(
         return None
     if threshold is not None and not all(outputs[i, -1] >= threshold for i in chosen):
         return None
-    if cands.strokes is not None and _strokes_meet(cands, chosen):
+    if cands.strokes is not None and strokes_meet(cands, chosen):
         return None
     return cands.spelled(chosen, [labels[int(outputs[i, :-1].argmax())] for i in chosen])[0]
 
 
-def _strokes_meet(cands: Candidates, chosen: list[int]) -> bool:
-    """Whether the chosen digits of a drawing are one shape's strokes rather than digits side by side:
-    two of them share more than PLAIN_CUT squared stroke widths of ink (more than touching at a point),
-    or one reaches over its neighbour by more than PLAIN_OVERLAP of the taller one's height. A drawing's
-    strokes are its pieces before any cut, so the cut rule never sees where a letter's strokes meet: an
-    a's stem along its bowl, the bar of an A or an H across its legs."""
+def strokes_meet(cands: Candidates, chosen: list[int]) -> bool:
+    """Whether the chosen digits of a drawing look like one shape's strokes rather than digits side by
+    side: two of them share more than PLAIN_CUT squared stroke widths of ink (``Candidates.shared``: more
+    than touching at a point or one crossing, as an a's stem drawn along its bowl), or two neighbours in
+    one blob of ink reach over each other by more than PLAIN_OVERLAP of the taller one's height (an H's
+    bar into its other leg; digits apart may: a 7's bar over the next digit). A drawing's strokes are its
+    pieces before any cut, so the cut rule never sees where they meet."""
     if any(cands.shared(i, j) > PLAIN_CUT for k, i in enumerate(chosen) for j in chosen[k + 1 :]):
         return True
     for i, j in zip(chosen, chosen[1:], strict=False):
         (_, ay0, ax1, ay1), (bx0, by0, _, by1) = cands.crops[i].box, cands.crops[j].box
-        same_line = cands.crops[i].line == cands.crops[j].line
-        if same_line and ax1 - bx0 > PLAIN_OVERLAP * max(ay1 - ay0, by1 - by0):
+        joined = cands.crops[i].line == cands.crops[j].line and cands.inked[i] & cands.inked[j]
+        if joined and ax1 - bx0 > PLAIN_OVERLAP * max(ay1 - ay0, by1 - by0):
             return True
     return False
 

@@ -13,7 +13,9 @@ generated in code; docs/reading.md, How sure the reading is):
   from a neighbour (a letter, a symbol or a shape is read as digits mostly by cutting all its strokes);
 - the least digit score of the chosen digits (how digit-like the least digit-like is), whether a piece
   of the picture was left out;
-- how many digits were read, and whether the picture is a seven-segment display.
+- how many digits were read, and whether the picture is a seven-segment display;
+- for a drawing sent as strokes, whether two chosen digits share more ink than a crossing where their
+  strokes meet (``model_store.reading.strokes_meet``: an a read as "01", its stem drawn along its bowl).
 
 It is fitted on pictures that are not numbers too (letters, words, symbols, shapes, scribbles, photos of
 things), whose every reading is wrong: the right answer to them is no number.
@@ -27,10 +29,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .reading import Candidates, crops_ending, path_scores
+from .reading import Candidates, crops_ending, path_scores, strokes_meet
 
 FEATURES = (
-    "least_sure", "all_sure", "margin", "cut", "least_score", "left_out", "digits", "display", "all_cut"
+    "least_sure", "all_sure", "margin", "cut", "least_score", "left_out", "digits", "display", "all_cut",
+    "strokes_meet",
 )  # fmt: skip
 MARGIN_CAP = 10.0  # a runner-up further behind than this (or none) counts as this far
 SCORE_CAP = 20.0  # a digit score further from the threshold than this (or no digit) counts as this far
@@ -58,8 +61,8 @@ class TextConfidence:
 # that is not a number, weighing as one picture in ten), both shipped models' readings together (6,400 of
 # numbers, 2,581 of pictures that are not numbers read as some text).
 CONFIDENCE = TextConfidence(
-    bias=-0.946,
-    coefficients=(4.8629, 1.9184, 0.1261, -1.1089, 0.2141, -4.7849, 0.3384, 0.0393, -0.8844),
+    bias=-0.9341,
+    coefficients=(4.7727, 2.0048, 0.1177, -1.1157, 0.2172, -4.7991, 0.3453, 0.0725, -0.9262, -2.3291),
 )
 
 
@@ -99,6 +102,7 @@ def reading_features(
         float(len(chosen)),
         float(cands.display),
         float(bool(chosen) and cuts.any(axis=1).all()),
+        float(len(chosen) >= 2 and cands.strokes is not None and strokes_meet(cands, chosen)),
     ])  # fmt: skip
 
 

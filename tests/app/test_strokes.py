@@ -138,8 +138,8 @@ def test_one_digit_routes_take_strokes(reader: TestClient, name: str) -> None:
 @pytest.mark.parametrize("name", MODELS)
 def test_letters_drawn_on_the_pad_get_no_hint(reader: TestClient, name: str) -> None:
     """A letter drawn alone on the square pad, sent as strokes: its strokes are pieces before any cut
-    (an a's bowl and stem, each a whole digit), so the hint must see where they meet; two digits written
-    side by side on the same pad are still named."""
+    (an a's bowl and stem, each a whole digit), so the hint must see how much ink they share where they
+    meet; two digits written side by side on the same pad are still named."""
     rng = np.random.default_rng(5)
     hinted, flagged = [], 0
     for letter in "aAHnpu":  # a K's arms touch its stem at a point, as two digits may: not caught

@@ -94,3 +94,33 @@ def test_a_less_sure_reading_gets_a_lower_confidence() -> None:
     # Fitted with a digit score: a checkpoint without one gets no confidence.
     assert text_confidence(cands, sure, None, choose(cands, sure, None)) is None
     assert len(CONFIDENCE.coefficients) == len(FEATURES)
+
+
+def test_strokes_that_meet_like_one_shape_are_weighed() -> None:
+    """A stem drawn along a bowl, sent as strokes and read as two digits ("01", as an a is), is
+    ``strokes_meet``; the same two digits drawn apart, or a picture, are not; it lowers the confidence."""
+    from model_store.reading import candidates_drawing
+    from training.pen_numbers import pad_drawing
+
+    # A bowl narrow enough to be no two digits (never cut), and a stem as tall.
+    bowl = [(200 + 28 * np.cos(t), 150 + 70 * np.sin(t)) for t in np.linspace(0, 2 * np.pi, 40)]
+    drawn = {
+        "along": [bowl, [(230.0, 80.0), (230.0, 222.0)]],  # the stem on the bowl's right side
+        "apart": [bowl, [(300.0, 80.0), (300.0, 222.0)]],
+    }
+    meets = {}
+    for name, strokes in drawn.items():
+        cands = candidates_drawing(pad_drawing(strokes))
+        pair = [k for k, (_, start, end) in enumerate(cands.spans) if end - start == 1]  # bowl, stem
+        assert len(pair) == 2
+        rows = rows_for([0] * len(cands.crops), [0.99] * len(cands.crops))
+        f = dict(zip(FEATURES, reading_features(cands, rows, -10.0, pair), strict=True))
+        meets[name] = (f["strokes_meet"], text_confidence(cands, rows, -10.0, pair))
+    assert meets["along"][0] == 1.0 and meets["apart"][0] == 0.0
+    assert meets["along"][1] < meets["apart"][1]
+    cands, spans = two_close_ones()  # a picture: never
+    rows = answers(spans, one=0.6, pair=0.9)
+    chosen = [spans.index((0, 1)), spans.index((1, 2))]
+    picture = dict(zip(FEATURES, reading_features(cands, rows, -10.0, chosen), strict=True))
+    assert picture["strokes_meet"] == 0.0
+    assert CONFIDENCE.coefficients[FEATURES.index("strokes_meet")] < 0
