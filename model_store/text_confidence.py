@@ -14,8 +14,8 @@ generated in code; docs/reading.md, How sure the reading is):
 - the least digit score of the chosen digits (how digit-like the least digit-like is), whether a piece
   of the picture was left out;
 - how many digits were read, and whether the picture is a seven-segment display;
-- for a drawing sent as strokes, whether two chosen digits share more ink than a crossing where their
-  strokes meet (``model_store.reading.strokes_meet``: an a read as "01", its stem drawn along its bowl).
+- for a drawing sent as strokes, whether the chosen digits look like one shape's strokes
+  (``model_store.reading.strokes_meet``: an a read as "01", its stem drawn along its bowl).
 
 It is fitted on pictures that are not numbers too (letters, words, symbols, shapes, scribbles, photos of
 things), whose every reading is wrong: the right answer to them is no number.
