@@ -217,10 +217,9 @@ def candidates(page: Page, max_crops: int = 64) -> Candidates:
     strokes = np.zeros((len(spans), len(page.pen)), bool)
     inked = []
     for k, (line, start, end) in enumerate(spans):
-        for piece in lines[line].pieces[start:end]:
-            if piece.stroke is not None:
-                strokes[k, piece.stroke] = True
-        inked.append(frozenset(label for piece in lines[line].pieces[start:end] for label in piece.labels))
+        run = lines[line].pieces[start:end]
+        strokes[k, [piece.stroke for piece in run if piece.stroke is not None]] = True
+        inked.append(frozenset(label for piece in run for label in piece.labels))
     width = stroke_width(page.labels > 0)
     return Candidates(crops, spans, feats, pieces, page.marks, page.display, strokes, inked, page.pen, width)
 

@@ -23,7 +23,7 @@ from model_store.drawing import Drawing
 from model_store.reading import Candidates, plain_number
 from model_store.serving import ServingHead
 
-from .drawn import drawn_digits, pad_strokes, placed_digit
+from .drawn import Stroke, drawn_digits, pad_strokes, placed_digit
 from .evaluate import served_outputs
 from .other_letters import OTHER_LETTERS
 from .outliers import generate_outliers, placed_letter
@@ -77,9 +77,11 @@ def other_drawings(per_family: int, seed: int) -> dict[str, list[Drawing]]:
     ``other_letters``' shapes, which no fit has seen) and digits (``drawn.placed_digit``, as many of
     each) drawn alone on the square pad, as the page sends their strokes to ``/predict``."""
     rng = np.random.default_rng([seed, 7])  # its own stream: the upload families' bytes stay the same
-    templates, others = list(LETTER_STROKES.values()), list(OTHER_LETTERS.values())
-    letters = [placed_letter(templates[rng.integers(len(templates))], rng) for _ in range(per_family)]
-    shapes = [placed_letter(others[rng.integers(len(others))], rng) for _ in range(per_family)]
+
+    def hands(templates: list[list[Stroke]]) -> list[list[Stroke]]:
+        return [placed_letter(templates[rng.integers(len(templates))], rng) for _ in range(per_family)]
+
+    letters, shapes = hands(list(LETTER_STROKES.values())), hands(list(OTHER_LETTERS.values()))
     digits = [placed_digit(d, rng) for d in range(10) for _ in range(max(per_family // 10, 1))]
     return {
         "letters drawn on the pad (`pen_letters`), sent as strokes": [pad_strokes(s) for s in letters],
