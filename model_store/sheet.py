@@ -6,6 +6,7 @@ picture (not on a digit's crop: the crops ``segment`` cuts are white ink on a bl
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -39,10 +40,37 @@ BOARD_SOLID = 0.9  # of its convex hull, at least: a board is a quadrilateral, p
 QUADRILATERAL = 0.87  # of its smallest rectangle, at least, a quadrilateral's hull covers (round: 0.79)
 BOARD_STROKE = 0.07  # its writing's strokes are narrower than twice this share of its shorter side
 PEN_BEYOND = 0.25  # a stroke this much of which lies beyond the surface's core is writing on the sheet
+# A house number's plate on a wall (a dark one seen inverted) has figures much darker than it covering
+# this share of it, PLATE_MARGIN of its shorter side inside its outline (at most BOARD_MARGIN pixels:
+# a small plate's figures come close to it); they are bold and large, and it holds little else. They
+# are strokes: the largest is this many times as long as it is thick. The plate is a rectangle wholly in
+# view: its hull covers this share of its smallest rectangle (a quadrilateral seen at a slant or cut by
+# the frame, QUADRILATERAL).
+PLATE_INK, PLATE_STROKE, PLATE_RECTANGLE, PLATE_MARGIN = (0.05, 0.4), 3.0, 0.93, 0.05
+MIN_PLATE_SIDE = 8  # px: a plate of less than this squared, in the reduced picture, has no figures to read
+# A plate's printed frame lies within this share of its shorter side of its outline (FRAME_WITHIN of
+# each piece of it).
+FRAME_BAND, FRAME_WITHIN = 0.15, 0.9
 
 # What the searches find: the surface's coarse cells grown over the sheet's blurred edge, the surface
 # itself (its core), the sheet's level and the surface's.
 Found = tuple[np.ndarray, np.ndarray, float, float]
+
+
+class SheetShape(NamedTuple):
+    """What ``_small_sheet`` asks of a sheet's shape."""
+
+    least: float  # the share of the photo it covers at least
+    longest: float  # how many times as long as wide it may be
+    solid: float  # how much of its convex hull it fills at least
+    convex: bool  # taken as its convex hull (a plate's figures by its frame open bays at coarse cells)
+    blank: float  # how much of it is as light as a sheet, at least (the rest is writing)
+
+
+SHEET_SHAPE = SheetShape(MIN_SHEET, 2.5, 0.97, convex=False, blank=0.75)
+# A plate is smaller and longer than a note (a house number far off, four figures side by side) and its
+# bold figures cover more of it; its other checks are ``_plate_written_on``'s.
+PLATE_SHAPE = SheetShape(0.01, 4.0, 0.9, convex=True, blank=0.6)
 
 
 def surface_removed(gray: np.ndarray) -> np.ndarray:
@@ -50,16 +78,34 @@ def surface_removed(gray: np.ndarray) -> np.ndarray:
     it, in the corners of a tilted sheet; or a note or card that fills less of the frame than the table
     around it): that surface painted over with the sheet's level. A dark board with a light wall round
     it (chalk on a blackboard) is that picture inverted: it comes back inverted, the wall painted over
-    with the board's level, dark writing on a light board. Anything else (a scan, a canvas, a page
-    filling the frame, light ink on a dark board filling it) is returned as it is."""
+    with the board's level, dark writing on a light board. A plate on a wall (a house number), dark with
+    light figures on a lighter wall or light with dark figures on a darker one, comes back the same way:
+    dark figures on the plate's level, its printed frame painted over too. Anything else (a scan, a
+    canvas, a page filling the frame, light ink on a dark board filling it) is returned as it is."""
     if min(gray.shape) < 64:
         return gray
-    painted = _on_surface(gray)
-    if painted is not gray or not _dark_middle(gray):
+    coarse, f = coarse_copy(gray)
+    painted = _on_plate(gray, coarse, f)  # a light plate, before it is taken for a note and kept framed
+    if painted is not gray:
+        return painted
+    painted = _on_surface(gray, coarse, f)
+    if painted is not gray:
         return painted
     inverted = 1.0 - gray
-    painted = _on_surface(inverted)
-    return painted if painted is not inverted and _board_written_on(inverted, painted) else gray
+    if _dark_middle(gray):
+        painted = _on_surface(inverted, 1.0 - coarse, f)  # the coarse copy is a linear blur: inverted too
+        if painted is not inverted and _board_written_on(inverted, painted):
+            return painted
+    painted = _on_plate(inverted, 1.0 - coarse, f)  # a dark plate
+    return painted if painted is not inverted else gray
+
+
+def _on_plate(picture: np.ndarray, coarse: np.ndarray, f: int) -> np.ndarray:
+    """``picture`` with the wall round a plate lighter than it (a light plate, or a dark one inverted)
+    and the plate's printed frame painted over with the plate's level; ``picture`` itself when it shows
+    none (``_plate_written_on``)."""
+    painted = _on_surface(picture, coarse, f, small_only=True)
+    return painted if painted is not picture and _plate_written_on(picture, painted) else picture
 
 
 def _dark_middle(gray: np.ndarray) -> bool:
@@ -106,15 +152,58 @@ def _board_written_on(inverted: np.ndarray, painted: np.ndarray) -> bool:
     return not patch.any()
 
 
-def _on_surface(gray: np.ndarray) -> np.ndarray:
-    """``surface_removed`` for a sheet lighter than its surface; ``gray`` itself when there is none."""
-    coarse, f = coarse_copy(gray)
+def _plate_written_on(picture: np.ndarray, painted: np.ndarray) -> bool:
+    """Whether what ``_on_surface`` kept of ``picture`` (``painted``: the small-only search's) is a plate
+    lighter than its wall with darker figures on it (a dark plate's picture inverted): a rectangle (its
+    hull PLATE_RECTANGLE of its smallest rectangle), figures much darker than the plate covering
+    PLATE_INK of it well inside its edge, nothing much lighter (a shadowed part of a page, inverted, has
+    ink lighter than itself), and the figures strokes: the largest clear of the plate's edge at least
+    PLATE_STROKE times as long as it is thick. A bold digit on paper, inverted, is a light blob too, its
+    loops the "figures"; but its outline bulges and bends, and a loop is a patch as long as it is wide."""
+    kept = painted == picture  # the plate and its figures; the wall and the plate's frame are painted
+    if kept.sum() < MIN_PLATE_SIDE**2:
+        return False
+    hull = _hull(kept)
+    if _polygon_area(hull) < PLATE_RECTANGLE * _min_rectangle_area(hull):
+        return False
+    plate = _hull_mask(kept)  # its frame painted over, the plate is whole again
+    level = float(np.median(picture[kept]))
+    rows, cols = np.flatnonzero(plate.any(axis=1)), np.flatnonzero(plate.any(axis=0))
+    inside = plate  # away from its blurred outline; a small plate's figures come close to it
+    for _ in range(max(1, min(BOARD_MARGIN, round(PLATE_MARGIN * min(rows.size, cols.size))))):
+        inside = erode3(inside, pad=True)
+    size = max(1, int(inside.sum()))
+    figures = inside & (picture < level - BOARD_CONTRAST)
+    lighter = inside & (picture > level + BOARD_CONTRAST)
+    if not PLATE_INK[0] <= figures.sum() / size <= PLATE_INK[1] or lighter.sum() / size >= BOARD_INK[0]:
+        return False
+    labels, n = label_components(figures)
+    count = np.bincount(labels.ravel(), minlength=n + 1)
+    count[np.unique(labels[inside & ~erode3(inside, pad=True)])] = 0  # the outline's blur, not a figure
+    count[0] = 0
+    if not count.any():
+        return False
+    largest = labels == int(np.argmax(count))
+    half = 0  # erosions until nothing is left of it: half its thickness
+    while largest.any():
+        largest = erode3(largest, pad=True)
+        half += 1
+    return int(count.max()) >= PLATE_STROKE * (2 * half) ** 2
+
+
+def _on_surface(gray: np.ndarray, coarse: np.ndarray, f: int, small_only: bool = False) -> np.ndarray:
+    """``surface_removed`` for a sheet lighter than its surface (``coarse``, ``f``: the picture's coarse
+    copy and its factor); ``gray`` itself when there is none. ``small_only``: a plate on a wall alone, a
+    sheet smaller than the wall round it (PLATE_SHAPE), its printed frame painted over too."""
     level = median(coarse.ravel())
     # Which pixels along the sheet's edge join the surface: darker than the sheet by this share of the
     # contrast between them. A small sheet's whole outline is in view, and what is left of it reads as
     # ink. How the sheet's level is continued over the surface: a small sheet's shading, spread ring
     # by ring over a surface many times its size, leaves ridges that read as ink; a smooth fit, none.
-    found, edge, fill = _small_sheet(coarse, level), 0.1, _shading_fitted
+    found = _small_sheet(coarse, level, PLATE_SHAPE if small_only else SHEET_SHAPE)
+    edge, fill = 0.1, _shading_fitted
+    if found is None and small_only:
+        return gray
     if found is None:
         found, edge, fill = _surface_along_edge(coarse, level, SHEET_CONTRAST), 0.5, _inpaint
     if found is None:  # a faint one's edge is followed further into its blur: its ramp would read as a stroke
@@ -132,9 +221,10 @@ def _on_surface(gray: np.ndarray) -> np.ndarray:
     # The coarse mask misses slivers thinner than a coarse pixel (along a tilted sheet's edge): grow it
     # at full resolution over what is still darker than the sheet, within one more coarse pixel.
     reach = upsample(dilate3(surface), f, gray.shape)
-    darker = reach & (
-        gray < upsample(fill(coarse, ~surface & ~writing), f, gray.shape) - edge * (level - table)
-    )
+    blank = ~surface & ~writing
+    if not blank.any():  # no blank cell of the sheet to continue its level from: a blot, not a plate
+        return gray
+    darker = reach & (gray < upsample(fill(coarse, blank), f, gray.shape) - edge * (level - table))
     for _ in range(f):
         grown = dilate3(full) & (darker | full)
         if np.array_equal(grown, full):
@@ -145,7 +235,30 @@ def _on_surface(gray: np.ndarray) -> np.ndarray:
     h, w = surface.shape
     touched = full[: h * f, : w * f].reshape(h, f, w, f).any(axis=(1, 3))
     paint = full & ~_pen(gray, full, upsample(core, f, gray.shape), table - SHEET_CONTRAST / 2)
-    return np.where(paint, upsample(fill(coarse, ~touched & ~writing), f, gray.shape), gray)
+    known = ~touched & ~writing
+    if not known.any():
+        return gray
+    filled = upsample(fill(coarse, known), f, gray.shape)
+    if small_only:  # a plate: its printed frame too, or what the painting left of it
+        paint |= _printed_frame(gray, ~paint, level)
+    return np.where(paint, filled, gray)
+
+
+def _printed_frame(gray: np.ndarray, plate: np.ndarray, level: float) -> np.ndarray:
+    """The line printed round a plate's edge (a house number's border), or what the painting of the wall
+    left of it: the marks on the ``plate`` that lie wholly (FRAME_WITHIN of them) within FRAME_BAND of its
+    shorter side of its outline. Left in, its sides read as 1s either side of the number; a plate's
+    figures stand in its middle, well clear of its edge."""
+    rows, cols = np.flatnonzero(plate.any(axis=1)), np.flatnonzero(plate.any(axis=0))
+    if not rows.size:
+        return np.zeros_like(plate)
+    inner = _filled(plate)  # measured from its outline, not from the bits of frame already painted
+    for _ in range(max(2, round(FRAME_BAND * min(rows.size, cols.size)))):
+        inner = erode3(inner, pad=False)
+    labels, n = label_components(plate & (gray < level - SHEET_CONTRAST / 4))
+    size = np.bincount(labels.ravel(), minlength=n + 1)
+    within = np.bincount(labels[plate & ~inner], minlength=n + 1)
+    return (within >= FRAME_WITHIN * size)[labels] & (labels > 0)
 
 
 def _pen(gray: np.ndarray, full: np.ndarray, core: np.ndarray, darker_than: float) -> np.ndarray:
@@ -218,14 +331,14 @@ def _surface_along_edge(coarse: np.ndarray, level: float, contrast: float) -> Fo
     return surface, core, level, table
 
 
-def _small_sheet(coarse: np.ndarray, level: float) -> Found | None:
+def _small_sheet(coarse: np.ndarray, level: float, shape: SheetShape = SHEET_SHAPE) -> Found | None:
     """A sheet smaller than the surface around it, so that the surface is the dominant level
     (``level``): -> ``Found`` or None.
 
     The sheet is the region much lighter than the dominant level (SHEET_CONTRAST; a pale desk's sheet
     less, across a sharp outline) around its brightest cell well inside such a region, with the marks it
-    encloses: at least MIN_SHEET of the picture, convex, about
-    rectangular (a quadrilateral, perhaps cut by the frame), at most 2.5 times as long as wide, mostly
+    encloses, of the ``shape`` asked (a note's: at least MIN_SHEET of the picture, convex, about
+    rectangular (a quadrilateral, perhaps cut by the frame), at most 2.5 times as long as wide), mostly
     blank, and with something darker written on it. Light strokes on a dark board (chalk, an inverted
     digit) fail: filled in, their loops leave a shape with bays or an oval, and a bare stroke is a bar
     (a bold 8 whose loops are two small holes can pass: 1 of the robustness suite's 500 inverted digits)."""
@@ -233,7 +346,7 @@ def _small_sheet(coarse: np.ndarray, level: float) -> Found | None:
     if hi - level < FAINT_SHEET_CONTRAST:  # nothing much lighter than the dominant level: the usual case
         return None
     light = coarse > (level + hi) / 2
-    if light.sum() < 0.75 * MIN_SHEET * coarse.size:  # too little of it for a sheet (tested below, slower)
+    if light.sum() < 0.75 * shape.least * coarse.size:  # too little of it for a sheet (tested below, slower)
         return None
     if hi - level < SHEET_CONTRAST and not _sharp_outline(coarse, light, level, hi):
         return None  # a faint light region with a soft edge: light falling off, not a sheet
@@ -242,13 +355,17 @@ def _small_sheet(coarse: np.ndarray, level: float) -> Found | None:
         return None
     # The light region around the brightest solid cell, then every cell it encloses added (what cannot
     # be reached from beyond the frame's edge without crossing it).
-    seed = np.zeros_like(light)
-    seed[np.unravel_index(int(np.argmax(np.where(solid, coarse, -1.0))), coarse.shape)] = True
-    sheet = _filled(reached(seed, light))
+    labels, _ = label_components(light)  # the seed's component: as a flood fill finds it, faster
+    seed = np.unravel_index(int(np.argmax(np.where(solid, coarse, -1.0))), coarse.shape)
+    sheet = _filled(labels == labels[seed])
+    if shape.convex:
+        if not _a_block(sheet):
+            return None  # a stroke's ink (a drawn digit, inverted), not a plate
+        sheet |= _hull_mask(sheet)
     area = int(sheet.sum())
-    if area < MIN_SHEET * coarse.size or (light & sheet).sum() < 0.75 * area:
+    if area < shape.least * coarse.size or (light & sheet).sum() < shape.blank * area:
         return None
-    if _aspect(sheet) > 2.5 or not _quadrilateral(sheet, 0.97):
+    if _aspect(sheet) > shape.longest or not _quadrilateral(sheet, shape.solid):
         return None  # a long bar (a 1), bays (a chalk 6, 8 or 9 filled in) or round (a chalk 0 filled in)
     sheet_level = median(coarse[sheet & light])
     inside = erode3(sheet, pad=True)  # away from its own blurred edge
@@ -256,6 +373,15 @@ def _small_sheet(coarse: np.ndarray, level: float) -> Found | None:
         return None
     # grown by a cell over the sheet's blurred edge: the rest of it is left to the full resolution
     return dilate3(~sheet), ~sheet, sheet_level, median(coarse[~sheet])
+
+
+def _a_block(mask: np.ndarray) -> bool:
+    """Whether something of the mask outlasts erosion by a fifth of its bounding box's shorter side: a
+    plate is a block, its figures filled in; a stroke, however long, is gone."""
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    for _ in range(round(0.2 * min(rows.size, cols.size))):
+        mask = erode3(mask, pad=True)
+    return bool(mask.any())
 
 
 def _sharp_outline(coarse: np.ndarray, sheet: np.ndarray, low: float, high: float) -> bool:
@@ -310,6 +436,23 @@ def _hull(mask: np.ndarray) -> np.ndarray:
         return chain
 
     return np.array(half(points)[:-1] + half(points[::-1])[:-1], dtype=np.float64).reshape(-1, 2)
+
+
+def _hull_mask(mask: np.ndarray) -> np.ndarray:
+    """The cells within a mask's convex hull: those on the inner side of every edge of it (searched
+    within the mask's bounding box)."""
+    hull = _hull(mask)
+    if len(hull) < 3:
+        return mask
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    ys, xs = np.mgrid[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
+    start, end = hull[:, :, None, None], np.roll(hull, -1, axis=0)[:, :, None, None]
+    cross = (end[:, 0] - start[:, 0]) * (ys - start[:, 1]) - (end[:, 1] - start[:, 1]) * (xs - start[:, 0])
+    out = np.zeros_like(mask)
+    out[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1] = (cross >= -1e-9).all(axis=0) | (cross <= 1e-9).all(
+        axis=0
+    )
+    return out
 
 
 def _polygon_area(pts: np.ndarray) -> float:

@@ -26,7 +26,10 @@ Families, each a list of (gray uint8 picture, the number's text), 1-8 digits (th
   displays of ``displays``, where a clock, a meter or a scale shows them;
 - ``hands``: pen numbers in other hands: each digit one of the page's drawn-digit templates or a writing
   style (a slashed zero, a 1 with flag and foot, a looped 2), not the skeletons of the families above;
-  neighbours touching in half the numbers.
+  neighbours touching in half the numbers;
+- ``plates``: a house number on its plate, photographed on the wall it hangs on
+  (``training.plate_numbers``: 1-4 digits, light figures on a dark plate or dark on a light one, a
+  printed border in half).
 
 ``fit-reader`` fits on ``DIGIT_FAMILIES``: digits alone, on level pages (not ``hands``, kept to check
 that a fit does not lean on the pen families' shapes). ``make_drawings`` gives the pen families
@@ -63,12 +66,13 @@ from .pen_numbers import (
     stroke_number,
     stroke_paths,
 )
+from .plate_numbers import house_number, plate_number
 
 Sample = tuple[np.ndarray, str]
 
 DIGIT_FAMILIES = ("mnist", "strokes", "touching", "fonts", "photos", "forms", "notebook")
 FAMILIES = (*DIGIT_FAMILIES, "marks", "turned_forms", "page_scans", "cropped", "displays", "display_marks",
-            "hands")  # fmt: skip
+            "hands", "plates")  # fmt: skip
 DRAWN_FAMILIES = ("strokes", "touching", "marks", "hands")  # written with the pen: the page sends strokes
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
 FONTS = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSerif.ttf", "DejaVuSansMono.ttf",
@@ -195,14 +199,18 @@ def make_family(
         make = lambda t: cropped_number(t, rng)  # noqa: E731
     elif family == "hands":
         make = lambda t: as_sent(other_hand_paths(t, rng))  # noqa: E731
+    elif family == "plates":
+        make = lambda t: plate_number(t, rng)  # noqa: E731
     elif family in ("displays", "display_marks"):
         fonts = required_fonts()
         make = lambda t: display_number(t, rng, fonts)  # noqa: E731
     else:
         raise ValueError(f"unknown family {family!r}; choose from {FAMILIES}")
+    texts = {"marks": random_marked, "display_marks": random_displayed, "plates": house_number}
+    pick = texts.get(family, random_number)
     out = []
     for _ in range(count):
-        text = {"marks": random_marked, "display_marks": random_displayed}.get(family, random_number)(rng)
+        text = pick(rng)
         out.append((make(text), text))
     return out
 
