@@ -222,7 +222,7 @@ def _on_surface(gray: np.ndarray, coarse: np.ndarray, f: int, small_only: bool =
     # at full resolution over what is still darker than the sheet, within one more coarse pixel.
     reach = upsample(dilate3(surface), f, gray.shape)
     blank = ~surface & ~writing
-    if not blank.any():  # no blank cell of the sheet to continue its level from: a blot, not a plate
+    if not blank.any():  # no blank cell of the sheet to continue its level from: a blot, not a sheet
         return gray
     darker = reach & (gray < upsample(fill(coarse, blank), f, gray.shape) - edge * (level - table))
     for _ in range(f):
@@ -448,10 +448,9 @@ def _hull_mask(mask: np.ndarray) -> np.ndarray:
     ys, xs = np.mgrid[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
     start, end = hull[:, :, None, None], np.roll(hull, -1, axis=0)[:, :, None, None]
     cross = (end[:, 0] - start[:, 0]) * (ys - start[:, 1]) - (end[:, 1] - start[:, 1]) * (xs - start[:, 0])
+    within = (cross >= -1e-9).all(axis=0) | (cross <= 1e-9).all(axis=0)  # the hull runs either way round
     out = np.zeros_like(mask)
-    out[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1] = (cross >= -1e-9).all(axis=0) | (cross <= 1e-9).all(
-        axis=0
-    )
+    out[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1] = within
     return out
 
 
