@@ -283,7 +283,7 @@ def plain_number(
         return None
     if threshold is not None and not all(outputs[i, -1] >= threshold for i in chosen):
         return None
-    if cands.strokes is not None and strokes_meet(cands, chosen):
+    if strokes_meet(cands, chosen):
         return None
     return cands.spelled(chosen, [labels[int(outputs[i, :-1].argmax())] for i in chosen])[0]
 
@@ -294,7 +294,9 @@ def strokes_meet(cands: Candidates, chosen: list[int]) -> bool:
     than touching at a point or one crossing, as an a's stem drawn along its bowl), or two neighbours in
     one blob of ink reach over each other by more than PLAIN_OVERLAP of the taller one's height (an H's
     bar into its other leg; digits apart may: a 7's bar over the next digit). A drawing's strokes are its
-    pieces before any cut, so the cut rule never sees where they meet."""
+    pieces before any cut, so the cut rule never sees where they meet. Never for a picture."""
+    if cands.strokes is None:
+        return False
     if any(cands.shared(i, j) > PLAIN_CUT for k, i in enumerate(chosen) for j in chosen[k + 1 :]):
         return True
     for i, j in zip(chosen, chosen[1:], strict=False):

@@ -134,22 +134,38 @@ def _board_written_on(inverted: np.ndarray, painted: np.ndarray) -> bool:
     level = float(np.median(inverted[board]))  # the board's, inverted: light for a dark board
     if level < 1.0 - BOARD_DARK:
         return False
-    inside = board
-    for _ in range(BOARD_MARGIN):
-        inside = erode3(inside, pad=True)  # a board cut by the frame: its writing may reach the edge
-    chalk = inside & (inverted < level - BOARD_CONTRAST)
-    darker = inside & (inverted > level + BOARD_CONTRAST)  # ink on a shadowed page; a board has none
-    size = max(1, int(inside.sum()))
-    if not BOARD_INK[0] <= chalk.sum() / size <= BOARD_INK[1] or darker.sum() / size >= BOARD_INK[0]:
+    # well inside its outline; the frame's edge erodes nothing (cut by it, a board's writing may reach it)
+    chalk = _written_on(inverted, _eroded(board, BOARD_MARGIN), level, BOARD_INK)
+    if chalk is None:
         return False
     # Writing is strokes, far narrower than the board: eroded by BOARD_STROKE of the board's shorter side
     # (on a copy a quarter the size), none is left. The paper in a bold digit's loop is a wide patch.
     rows, cols = np.flatnonzero(board.any(axis=1)), np.flatnonzero(board.any(axis=0))
     h, w = chalk.shape[0] // 4 * 4, chalk.shape[1] // 4 * 4
     patch = chalk[:h, :w].reshape(h // 4, 4, w // 4, 4).mean(axis=(1, 3)) >= 0.5
-    for _ in range(math.ceil(BOARD_STROKE * min(rows.size, cols.size) / 4)):
-        patch = erode3(patch, pad=True)
-    return not patch.any()
+    return not _eroded(patch, math.ceil(BOARD_STROKE * min(rows.size, cols.size) / 4)).any()
+
+
+def _eroded(mask: np.ndarray, times: int, pad: bool = True) -> np.ndarray:
+    """``mask`` eroded ``times`` times by 3x3 (``erode3``)."""
+    for _ in range(times):
+        mask = erode3(mask, pad=pad)
+    return mask
+
+
+def _written_on(
+    picture: np.ndarray, inside: np.ndarray, level: float, share: tuple[float, float]
+) -> np.ndarray | None:
+    """The writing on a region of ``picture`` at ``level`` (a dark board or plate inverted; ``inside``:
+    well inside its outline): what is much darker than it (BOARD_CONTRAST), when that covers ``share``
+    of it and nothing much lighter lies on it (a board or a plate is the darkest thing on it; the
+    shadowed part of a page, inverted, has ink lighter than itself); None otherwise."""
+    size = max(1, int(inside.sum()))
+    writing = inside & (picture < level - BOARD_CONTRAST)
+    lighter = inside & (picture > level + BOARD_CONTRAST)
+    if not share[0] <= writing.sum() / size <= share[1] or lighter.sum() / size >= BOARD_INK[0]:
+        return None
+    return writing
 
 
 def _plate_written_on(picture: np.ndarray, painted: np.ndarray) -> bool:
@@ -169,13 +185,10 @@ def _plate_written_on(picture: np.ndarray, painted: np.ndarray) -> bool:
     plate = _hull_mask(kept)  # its frame painted over, the plate is whole again
     level = float(np.median(picture[kept]))
     rows, cols = np.flatnonzero(plate.any(axis=1)), np.flatnonzero(plate.any(axis=0))
-    inside = plate  # away from its blurred outline; a small plate's figures come close to it
-    for _ in range(max(1, min(BOARD_MARGIN, round(PLATE_MARGIN * min(rows.size, cols.size))))):
-        inside = erode3(inside, pad=True)
-    size = max(1, int(inside.sum()))
-    figures = inside & (picture < level - BOARD_CONTRAST)
-    lighter = inside & (picture > level + BOARD_CONTRAST)
-    if not PLATE_INK[0] <= figures.sum() / size <= PLATE_INK[1] or lighter.sum() / size >= BOARD_INK[0]:
+    # away from its blurred outline; a small plate's figures come close to it
+    inside = _eroded(plate, max(1, min(BOARD_MARGIN, round(PLATE_MARGIN * min(rows.size, cols.size)))))
+    figures = _written_on(picture, inside, level, PLATE_INK)
+    if figures is None:
         return False
     labels, n = label_components(figures)
     count = np.bincount(labels.ravel(), minlength=n + 1)
@@ -252,9 +265,8 @@ def _printed_frame(gray: np.ndarray, plate: np.ndarray, level: float) -> np.ndar
     rows, cols = np.flatnonzero(plate.any(axis=1)), np.flatnonzero(plate.any(axis=0))
     if not rows.size:
         return np.zeros_like(plate)
-    inner = _filled(plate)  # measured from its outline, not from the bits of frame already painted
-    for _ in range(max(2, round(FRAME_BAND * min(rows.size, cols.size)))):
-        inner = erode3(inner, pad=False)
+    # measured from its outline, not from the bits of frame already painted
+    inner = _eroded(_filled(plate), max(2, round(FRAME_BAND * min(rows.size, cols.size))), pad=False)
     labels, n = label_components(plate & (gray < level - SHEET_CONTRAST / 4))
     size = np.bincount(labels.ravel(), minlength=n + 1)
     within = np.bincount(labels[plate & ~inner], minlength=n + 1)
@@ -379,9 +391,7 @@ def _a_block(mask: np.ndarray) -> bool:
     """Whether something of the mask outlasts erosion by a fifth of its bounding box's shorter side: a
     plate is a block, its figures filled in; a stroke, however long, is gone."""
     rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-    for _ in range(round(0.2 * min(rows.size, cols.size))):
-        mask = erode3(mask, pad=True)
-    return bool(mask.any())
+    return bool(_eroded(mask, round(0.2 * min(rows.size, cols.size))).any())
 
 
 def _sharp_outline(coarse: np.ndarray, sheet: np.ndarray, low: float, high: float) -> bool:

@@ -102,7 +102,7 @@ def reading_features(
         float(len(chosen)),
         float(cands.display),
         float(bool(chosen) and cuts.any(axis=1).all()),
-        float(len(chosen) >= 2 and cands.strokes is not None and strokes_meet(cands, chosen)),
+        float(strokes_meet(cands, chosen)),
     ])  # fmt: skip
 
 

@@ -397,20 +397,20 @@ def run_read_eval(args: argparse.Namespace) -> dict[str, dict[str, float]]:
                 )
             )
     if args.hints:
+
+        def other_row(
+            family: str, texts: list[str], pictures: list[Candidates | None], one_digit: OneDigit
+        ) -> None:
+            answered = {m: answer(head, pictures) for m, head in heads.items()}
+            hinted[family] = hint_table(heads, one_digit, texts, pictures, answered)
+            hint_counts[family] = len(texts)
+
         for family, items in other_uploads(args.hints, args.seed).items():
-            uploads, texts = [u for u, _ in items], [t for _, t in items]
-            pictures = split_uploads(uploads)
-            answered = {m: answer(head, pictures) for m, head in heads.items()}
-            hinted[family] = hint_table(
-                heads, preprocess_uploads(uploads, len(uploads)), texts, pictures, answered
-            )
-            hint_counts[family] = len(items)
+            uploads = [u for u, _ in items]
+            texts = [t for _, t in items]
+            other_row(family, texts, split_uploads(uploads), preprocess_uploads(uploads, len(uploads)))
         for family, drawings in other_drawings(args.hints, args.seed).items():
-            pictures = split_drawings(drawings)
-            answered = {m: answer(head, pictures) for m, head in heads.items()}
-            texts = [""] * len(drawings)
-            hinted[family] = hint_table(heads, preprocess_drawings(drawings), texts, pictures, answered)
-            hint_counts[family] = len(drawings)
+            other_row(family, [""] * len(drawings), split_drawings(drawings), preprocess_drawings(drawings))
         print("\n" + hints_markdown(hinted, hint_counts, models))
     if "strokes" in rates:
         for m in models:
