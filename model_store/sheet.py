@@ -182,7 +182,7 @@ def _plate_written_on(picture: np.ndarray, painted: np.ndarray) -> bool:
     hull = _hull(kept)
     if _polygon_area(hull) < PLATE_RECTANGLE * _min_rectangle_area(hull):
         return False
-    plate = _hull_mask(kept)  # its frame painted over, the plate is whole again
+    plate = _hull_mask(kept, hull)  # its frame painted over, the plate is whole again
     level = float(np.median(picture[kept]))
     rows, cols = np.flatnonzero(plate.any(axis=1)), np.flatnonzero(plate.any(axis=0))
     # away from its blurred outline; a small plate's figures come close to it
@@ -196,12 +196,21 @@ def _plate_written_on(picture: np.ndarray, painted: np.ndarray) -> bool:
     count[0] = 0
     if not count.any():
         return False
-    largest = labels == int(np.argmax(count))
+    largest = _cropped(labels == int(np.argmax(count)))
     half = 0  # erosions until nothing is left of it: half its thickness
     while largest.any():
         largest = erode3(largest, pad=True)
         half += 1
     return int(count.max()) >= PLATE_STROKE * (2 * half) ** 2
+
+
+def _cropped(mask: np.ndarray) -> np.ndarray:
+    """``mask`` within its bounding box and one cell round it (where the picture has it): eroded with the
+    frame's edge eroding nothing, it erodes as it does whole."""
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    if not rows.size:
+        return mask
+    return mask[max(rows[0] - 1, 0) : rows[-1] + 2, max(cols[0] - 1, 0) : cols[-1] + 2]
 
 
 def _on_surface(gray: np.ndarray, coarse: np.ndarray, f: int, small_only: bool = False) -> np.ndarray:
@@ -373,7 +382,7 @@ def _small_sheet(coarse: np.ndarray, level: float, shape: SheetShape = SHEET_SHA
     if shape.convex:
         if not _a_block(sheet):
             return None  # a stroke's ink (a drawn digit, inverted), not a plate
-        sheet |= _hull_mask(sheet)
+        sheet |= _hull_mask(sheet, _hull(sheet))
     area = int(sheet.sum())
     if area < shape.least * coarse.size or (light & sheet).sum() < shape.blank * area:
         return None
@@ -448,19 +457,29 @@ def _hull(mask: np.ndarray) -> np.ndarray:
     return np.array(half(points)[:-1] + half(points[::-1])[:-1], dtype=np.float64).reshape(-1, 2)
 
 
-def _hull_mask(mask: np.ndarray) -> np.ndarray:
-    """The cells within a mask's convex hull: those on the inner side of every edge of it (searched
-    within the mask's bounding box)."""
-    hull = _hull(mask)
+def _hull_mask(mask: np.ndarray, hull: np.ndarray) -> np.ndarray:
+    """The cells within a mask's convex hull (``_hull``'s): those on the inner side of every edge of it.
+    The corners are cell centres, so each edge bounds a row's columns at a whole number: per row, the
+    columns from the largest lower bound to the smallest upper one."""
     if len(hull) < 3:
         return mask
-    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-    ys, xs = np.mgrid[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
-    start, end = hull[:, :, None, None], np.roll(hull, -1, axis=0)[:, :, None, None]
-    cross = (end[:, 0] - start[:, 0]) * (ys - start[:, 1]) - (end[:, 1] - start[:, 1]) * (xs - start[:, 0])
-    within = (cross >= -1e-9).all(axis=0) | (cross <= 1e-9).all(axis=0)  # the hull runs either way round
+    corners = hull.astype(np.int64)
+    start, end = corners, np.roll(corners, -1, axis=0)
+    if (start[:, 0] * end[:, 1] - start[:, 1] * end[:, 0]).sum() < 0:  # clockwise in x, y: turned round
+        start, end = end, start
+    rows = np.arange(corners[:, 1].min(), corners[:, 1].max() + 1)[:, None]
+    # inside: (ex - sx)(y - sy) - (ey - sy)(x - sx) >= 0, i.e. b * x <= a with b = ey - sy
+    a = (end[:, 0] - start[:, 0]) * (rows - start[:, 1]) + (end[:, 1] - start[:, 1]) * start[:, 0]
+    b = np.broadcast_to(end[:, 1] - start[:, 1], a.shape)
+    big = mask.shape[1]
+    upper = np.where(b > 0, np.floor_divide(a, np.where(b > 0, b, 1)), big)
+    lower = np.where(b < 0, -np.floor_divide(a, np.where(b < 0, -b, 1)), -1)  # x >= ceil(a / b) for b < 0
+    row_out = np.where(b == 0, a < 0, False).any(axis=1)  # a level edge the row lies beyond
+    first = np.maximum(lower.max(axis=1), 0)
+    last = np.minimum(upper.min(axis=1), big - 1)
+    cols = np.arange(big)
     out = np.zeros_like(mask)
-    out[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1] = within
+    out[rows[:, 0]] = (cols >= first[:, None]) & (cols <= last[:, None]) & ~row_out[:, None]
     return out
 
 

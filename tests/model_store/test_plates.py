@@ -82,3 +82,25 @@ def test_every_real_photo_crop_is_read_or_refused_with_a_clear_error():
             preprocess_bytes(body, 25_000_000)
         except ImageError:
             pass
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_hull_mask_holds_the_cells_within_the_hull_either_way_round(seed):
+    """The plate is taken as its convex hull: the cells whose centres lie on the inner side of every
+    edge of it (or on it), whichever way round the corners run, checked cell by cell."""
+    rng = np.random.default_rng(seed)
+    for _ in range(25):
+        mask = np.zeros((int(rng.integers(8, 60)), int(rng.integers(8, 60))), bool)
+        for _ in range(int(rng.integers(1, 6))):  # a few blobs, far apart or overlapping
+            r, c = int(rng.integers(mask.shape[0])), int(rng.integers(mask.shape[1]))
+            mask[r : r + int(rng.integers(1, 15)), c : c + int(rng.integers(1, 15))] = True
+        hull = sheet._hull(mask)
+        if len(hull) < 3:
+            continue
+        ys, xs = np.mgrid[0 : mask.shape[0], 0 : mask.shape[1]]
+        (sx, sy), (ex, ey) = hull.T[:, :, None, None], np.roll(hull, -1, axis=0).T[:, :, None, None]
+        cross = (ex - sx) * (ys - sy) - (ey - sy) * (xs - sx)
+        within = (cross >= 0).all(axis=0) | (cross <= 0).all(axis=0)
+        assert within[mask].all()
+        assert np.array_equal(sheet._hull_mask(mask, hull), within)
+        assert np.array_equal(sheet._hull_mask(mask, hull[::-1]), within)
