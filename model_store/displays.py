@@ -18,6 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .components import label_components, row_runs
+from .imageops import closed
 
 BAR_LENGTH = 1.6  # a bar is at least this many times as long as it is thick ...
 BAR_FILL = (0.72, 1.12)  # ... and fills this share of that rectangle (pointed or bevelled ends included)
@@ -48,6 +49,10 @@ POINT_BESIDE = (1.5, 4.0)  # a standing bar with a point touching it is this man
 POINT_TALL = 1.4  # ... and at least this many times as tall as wide, ...
 POINT_LOW = 0.6  # ... the point jutting out beside its lowest part (this share of its height down)
 MINUS_REACH = 1.5  # a sign is at most this far (times a digit's height) before its number's first digit
+# A display digit's bars lie apart by up to twice this share of its height; left apart, an 8's middle
+# bar is a stray mark inside a 0 and a 6's lower left bar a speck beside a 5 to classifiers that learnt
+# strokes (``bars_joined``).
+BAR_GAP = 0.05
 
 
 def bar_shapes(labels: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -205,6 +210,13 @@ def digits_of_display(mask: np.ndarray, labels: np.ndarray, n: int) -> Grouped |
     groups = _extents(*box, relabel, count)
     marks = display_marks(groups, relabel, small, bar, flat, standing_length, thick)
     return Grouped(joined, count, marks)
+
+
+def bars_joined(ink: np.ndarray, height: int) -> np.ndarray:
+    """A display digit's ink (white on black; ``height``: the digit's, in its pixels) with the gaps
+    between its bars closed (a grey closing by a square of 2 x BAR_GAP of its height plus one, at least
+    3 px), so that its bars meet as a pen's strokes do before it is fitted and read."""
+    return closed(ink, max(3, 2 * round(BAR_GAP * height) + 1))
 
 
 def _points_apart(

@@ -20,7 +20,7 @@ from collections.abc import Callable
 import numpy as np
 from PIL import Image
 
-from .components import component_boxes, grown, label_components, loops_round_writing
+from .components import component_boxes, euler_number, grown, label_components, loops_round_writing
 from .decode import (
     BY_COLOUR,
     FORMAT_NAMES,
@@ -39,6 +39,7 @@ from .decode import (
     full_size,
     to_gray,
 )
+from .displays import MIN_BARS, bars_joined, digits_of_display
 from .guides import guides_removed
 from .imageops import coarse_copy, dilate3, median, noise_sigma
 from .mnist_box import BOX, MID_SIZE, SIZE, centred, ink_box, mnist_like, resize, stroke_width, thicken
@@ -127,8 +128,8 @@ def _fitted(
     x: np.ndarray, ink: Callable[[np.ndarray], tuple[np.ndarray, float]], loops: bool, enlarge: bool = False
 ) -> np.ndarray:
     """White-on-black picture -> MNIST-style (28, 28); ``ink`` takes the paper out (and its grain);
-    ``loops``: a loop drawn round the digit is taken out too; ``enlarge``: a picture under SMALL_SIDE
-    px is enlarged to it first."""
+    ``loops``: an upload's, a loop drawn round the digit is taken out too and a display digit's bars are
+    joined; ``enlarge``: a picture under SMALL_SIDE px is enlarged to it first."""
     if x.shape == (SIZE, SIZE) and median(border(x)) < 0.05:
         if float(x.max()) < MIN_CONTRAST:
             raise NoInk("no ink found: the canvas is empty")
@@ -158,6 +159,8 @@ def _fitted(
         crop = resize(crop, max(1, round(w / shrink)), max(1, round(h / shrink)))
     t = max(MIN_FLOOR, GRAIN * sigma / peak / max(shrink, 1.0))
     crop = _without_guides(np.clip((crop - t) / (1.0 - t), 0.0, 1.0), loops)
+    if loops:  # an upload (a page's crop comes from ``segment``, whose display pages join their bars)
+        crop = _display_joined(crop)
     if shrink > 1:
         crop = thicken(crop)
     h, w = crop.shape
@@ -167,6 +170,20 @@ def _fitted(
     if top <= 0.0:
         raise NoInk("no ink found: the canvas is empty")
     return centred(patch / top)
+
+
+def _display_joined(crop: np.ndarray) -> np.ndarray:
+    """A display digit's crop with its bars joined (``displays.bars_joined``), as ``/read`` reads one; any
+    other crop as it is. Its marks must be a display's bars (``digits_of_display``), MIN_BARS of them
+    apart at least: a pen's digit, one or two strokes (its components less its loops), is let go before
+    anything is labelled."""
+    on = crop > GUIDE_LEVEL
+    if euler_number(on) < MIN_BARS:
+        return crop
+    labels, n = label_components(on)
+    if digits_of_display(on, labels, n) is None:
+        return crop
+    return bars_joined(crop, crop.shape[0])
 
 
 def _without_guides(crop: np.ndarray, loops: bool) -> np.ndarray:

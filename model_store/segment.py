@@ -19,10 +19,9 @@ from PIL import Image
 
 from .components import component_boxes, grown, label_components, loops_round_writing
 from .decode import ImageTooLarge, NoInk, by_luminance_then_colour, full_size, to_gray
-from .displays import digits_of_display
+from .displays import bars_joined, digits_of_display
 from .drawing import Drawn, Layer
 from .guides import page_guides_removed
-from .imageops import closed
 from .marks import Mark, find_marks
 from .mnist_box import stroke_width
 from .paper import GRAIN, MIN_FLOOR, ink_above_paper
@@ -44,10 +43,6 @@ PIECE_TALL = 0.6  # ... with a digit at least this share of the part's height on
 SPLIT_ASPECT = 1.1  # wider than this times its height: touching digits, however they meet ...
 FLAT = 0.5  # ... unless it is under this share of its line's tallest part (a dash)
 MARGIN = 2  # zero pixels around each digit's crop (the fit reads the paper from the border)
-# A display digit's bars lie apart by up to twice this share of its height; left apart, an 8's middle
-# bar is a stray mark inside a 0 and a 6's lower left bar a speck beside a 5 to classifiers that learnt
-# strokes: its crop is closed across them (a grey closing) before it is fitted.
-BAR_GAP = 0.05
 
 
 class TooManyDigits(ImageTooLarge):
@@ -118,8 +113,8 @@ class Page:
             between = p.within_cut(y0, y1, x0, x1)
             keep |= mask if between is None else mask & between  # a cut: this digit's side alone
         crop = np.pad(self.ink[y0:y1, x0:x1] * keep, MARGIN)
-        if self.display:  # its bars joined across the gaps between them
-            crop = closed(crop, max(3, 2 * round(BAR_GAP * (y1 - y0)) + 1))
+        if self.display:
+            crop = bars_joined(crop, y1 - y0)
         try:
             return ink_to_mnist(crop)
         except NoInk:

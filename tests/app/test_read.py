@@ -17,7 +17,7 @@ from testkit.displays import lit_number
 from testkit.plates import plate_photo
 from testkit.reference import reference_probabilities
 from training.display_digits import BAR_ENDS, Display
-from training.display_fonts import DisplayFontsMissing, required_fonts
+from training.display_fonts import DisplayFontsMissing, display_picture, required_fonts
 from training.numbers import display_number, make_family, random_displayed
 from training.pen_numbers import marked_number, stroke_number
 
@@ -212,6 +212,26 @@ def test_display_digits_one_bar_apart_are_told_apart(reader: TestClient, name: s
         assert r.status_code == 200, r.text
         read.append((r.json()["text"], text))
     assert sum(got == text for got, text in read) >= {"cnn-mnist": 29, "vit-mnist": 36}[name], read
+
+
+@pytest.mark.parametrize("name", ["cnn-mnist", "vit-mnist"])
+def test_a_display_digit_one_bar_apart_is_read_alone(reader: TestClient, name: str) -> None:
+    """A display's 6, 8 and 9 sent alone to /predict, in each DSEG7 face, dark bars on white: its bars
+    are joined before it is fitted (model_store.preprocess, as on a display page). Before, 51 (cnn) and
+    67 (vit) of these 72 were read; now 60 and 72."""
+    try:
+        fonts = required_fonts()
+    except DisplayFontsMissing as exc:
+        pytest.skip(str(exc))
+    rng = np.random.default_rng(29)
+    read = []
+    for font in fonts:
+        for digit in "689":
+            body = display_picture(digit, rng, font, "print", int(rng.integers(40, 110)))
+            r = reader.post(f"/v1/models/{name}/predict", content=body, headers={"Content-Type": "image/png"})
+            assert r.status_code == 200, r.text
+            read.append((r.json()["label"], digit))
+    assert sum(got == digit for got, digit in read) >= {"cnn-mnist": 57, "vit-mnist": 70}[name], read
 
 
 @pytest.mark.parametrize("name", ["cnn-mnist", "vit-mnist"])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from model_store import segment as segment_module
-from model_store.components import label_components
+from model_store.components import euler_number, label_components
 from model_store.displays import display_bars
 from model_store.marks import spell
 from model_store.reading import candidates, choose
@@ -118,3 +118,35 @@ def test_a_point_touching_its_digits_bar_is_cut_off_and_read(text: str) -> None:
             page = read_page(lit_number(text, display, touching=True))
             assert page.display and [len(line) for line in page.lines] == [sum(c.isdigit() for c in text)]
             assert sorted(m.char for m in page.marks) == sorted(c for c in text if not c.isdigit())
+
+
+def _holes(mask: np.ndarray) -> int:
+    """The background's 4-connected pieces that do not reach the picture's edge, by a plain flood fill."""
+    open_ = np.pad(~mask, 1, constant_values=True)
+    seen = np.zeros_like(open_)
+    h, w = open_.shape
+    holes = 0
+    for start in zip(*np.nonzero(open_), strict=True):
+        if seen[start]:
+            continue
+        seen[start] = True
+        stack, edge = [start], False
+        while stack:
+            y, x = stack.pop()
+            edge |= y in (0, h - 1) or x in (0, w - 1)
+            for ny, nx in ((y + 1, x), (y - 1, x), (y, x + 1), (y, x - 1)):
+                if 0 <= ny < h and 0 <= nx < w and open_[ny, nx] and not seen[ny, nx]:
+                    seen[ny, nx] = True
+                    stack.append((ny, nx))
+        holes += not edge
+    return holes
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_euler_number_is_components_less_holes(seed: int) -> None:
+    """What lets a pen's digit past the display check without labelling (preprocess._display_joined):
+    8-connected components less the holes they enclose, against labelling and a flood fill."""
+    rng = np.random.default_rng(seed)
+    for _ in range(50):
+        mask = rng.random((int(rng.integers(3, 40)), int(rng.integers(3, 40)))) < rng.uniform(0.2, 0.7)
+        assert euler_number(mask) == label_components(mask)[1] - _holes(mask)
