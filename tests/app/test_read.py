@@ -192,6 +192,14 @@ def test_numbers_on_seven_segment_displays_are_read(reader: TestClient, name: st
     assert sum(got == text for got, text in read) >= 10, read
 
 
+def dseg_fonts() -> list[Path]:
+    """The DSEG7 faces (``fonts-dseg``, which .ci/run installs); the test is skipped without them."""
+    try:
+        return required_fonts()
+    except DisplayFontsMissing as exc:
+        pytest.skip(str(exc))
+
+
 @pytest.mark.parametrize("name", ["cnn-mnist", "vit-mnist"])
 def test_display_digits_one_bar_apart_are_told_apart(reader: TestClient, name: str) -> None:
     """Digits a display draws one bar apart (6 and 5, 8 and 0, 9 and 5), 2-5 of them, in the DSEG7 faces
@@ -199,10 +207,7 @@ def test_display_digits_one_bar_apart_are_told_apart(reader: TestClient, name: s
     between a digit's bars are closed before it is read (model_store.segment, Page.fit). With them the
     classifiers read a display's 6 as a 5 and its 8 as a 0 at times: before, 22 (cnn) and 33 (vit) of
     these 48 were read; now 32 and 38."""
-    try:
-        fonts = required_fonts()
-    except DisplayFontsMissing as exc:
-        pytest.skip(str(exc))
+    fonts = dseg_fonts()
     rng = np.random.default_rng(23)
     read = []
     for _ in range(48):
@@ -219,10 +224,7 @@ def test_a_display_digit_one_bar_apart_is_read_alone(reader: TestClient, name: s
     """A display's 6, 8 and 9 sent alone to /predict, in each DSEG7 face, dark bars on white: its bars
     are joined before it is fitted (model_store.preprocess, as on a display page). Before, 51 (cnn) and
     67 (vit) of these 72 were read; now 60 and 72."""
-    try:
-        fonts = required_fonts()
-    except DisplayFontsMissing as exc:
-        pytest.skip(str(exc))
+    fonts = dseg_fonts()
     rng = np.random.default_rng(29)
     read = []
     for font in fonts:
