@@ -113,7 +113,7 @@ def to_mnist(gray: np.ndarray, enlarge: bool = False) -> np.ndarray:
     (a photo that may show the table around the sheet) goes through ``preprocess_bytes`` instead, which
     also ``enlarge``s one under SMALL_SIDE px first (a crop of a page, cut by ``segment``, is not)."""
     lifted = shadow_lifted(gray.astype(np.float32, copy=False))
-    return _fitted(white_on_black(lifted), ink_above, loops=True, enlarge=enlarge)
+    return _fitted(white_on_black(lifted), ink_above, upload=True, enlarge=enlarge)
 
 
 def ink_to_mnist(ink: np.ndarray) -> np.ndarray:
@@ -121,15 +121,16 @@ def ink_to_mnist(ink: np.ndarray) -> np.ndarray:
     zero margin around it) -> MNIST-style (28, 28) float32: ``to_mnist`` without its polarity and
     paper steps, which find nothing to do there (a quarter of its time), nor the loop step (the page's
     loops are dropped before it is cut). Raises NoInk."""
-    return _fitted(ink.astype(np.float32, copy=False), denoised, loops=False)
+    return _fitted(ink.astype(np.float32, copy=False), denoised, upload=False)
 
 
 def _fitted(
-    x: np.ndarray, ink: Callable[[np.ndarray], tuple[np.ndarray, float]], loops: bool, enlarge: bool = False
+    x: np.ndarray, ink: Callable[[np.ndarray], tuple[np.ndarray, float]], upload: bool, enlarge: bool = False
 ) -> np.ndarray:
     """White-on-black picture -> MNIST-style (28, 28); ``ink`` takes the paper out (and its grain);
-    ``loops``: an upload's, a loop drawn round the digit is taken out too and a display digit's bars are
-    joined; ``enlarge``: a picture under SMALL_SIDE px is enlarged to it first."""
+    ``upload``: a whole upload's, not a crop ``segment`` cut (it drops loops round the writing and joins
+    a display page's bars itself): a loop drawn round the digit is taken out too and a display digit's
+    bars are joined; ``enlarge``: a picture under SMALL_SIDE px is enlarged to it first."""
     if x.shape == (SIZE, SIZE) and median(border(x)) < 0.05:
         if float(x.max()) < MIN_CONTRAST:
             raise NoInk("no ink found: the canvas is empty")
@@ -158,8 +159,8 @@ def _fitted(
     if shrink > 1:  # measure and thicken strokes at a fixed scale; the resize averages grain too
         crop = resize(crop, max(1, round(w / shrink)), max(1, round(h / shrink)))
     t = max(MIN_FLOOR, GRAIN * sigma / peak / max(shrink, 1.0))
-    crop = _without_guides(np.clip((crop - t) / (1.0 - t), 0.0, 1.0), loops)
-    if loops:  # an upload (a page's crop comes from ``segment``, whose display pages join their bars)
+    crop = _without_guides(np.clip((crop - t) / (1.0 - t), 0.0, 1.0), loops=upload)
+    if upload:
         crop = _display_joined(crop)
     if shrink > 1:
         crop = thicken(crop)

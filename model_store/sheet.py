@@ -91,12 +91,12 @@ def surface_removed(gray: np.ndarray) -> np.ndarray:
     painted = _on_surface(gray, coarse, f)
     if painted is not gray:
         return painted
-    inverted = 1.0 - gray
+    inverted, coarse = 1.0 - gray, 1.0 - coarse  # the coarse copy is a linear blur: inverted too
     if _dark_middle(gray):
-        painted = _on_surface(inverted, 1.0 - coarse, f)  # the coarse copy is a linear blur: inverted too
+        painted = _on_surface(inverted, coarse, f)
         if painted is not inverted and _board_written_on(inverted, painted):
             return painted
-    painted = _on_plate(inverted, 1.0 - coarse, f)  # a dark plate
+    painted = _on_plate(inverted, coarse, f)  # a dark plate
     return painted if painted is not inverted else gray
 
 
@@ -379,14 +379,16 @@ def _small_sheet(coarse: np.ndarray, level: float, shape: SheetShape = SHEET_SHA
     labels, _ = label_components(light)  # the seed's component: as a flood fill finds it, faster
     seed = np.unravel_index(int(np.argmax(np.where(solid, coarse, -1.0))), coarse.shape)
     sheet = _filled(labels == labels[seed])
+    hull = None  # a plate is taken as its hull: the cells added lie within it, so the hull is the same
     if shape.convex:
         if not _a_block(sheet):
             return None  # a stroke's ink (a drawn digit, inverted), not a plate
-        sheet |= _hull_mask(sheet, _hull(sheet))
+        hull = _hull(sheet)
+        sheet |= _hull_mask(sheet, hull)
     area = int(sheet.sum())
     if area < shape.least * coarse.size or (light & sheet).sum() < shape.blank * area:
         return None
-    if _aspect(sheet) > shape.longest or not _quadrilateral(sheet, shape.solid):
+    if _aspect(sheet) > shape.longest or not _quadrilateral(sheet, shape.solid, hull):
         return None  # a long bar (a 1), bays (a chalk 6, 8 or 9 filled in) or round (a chalk 0 filled in)
     sheet_level = median(coarse[sheet & light])
     inside = erode3(sheet, pad=True)  # away from its own blurred edge
@@ -426,10 +428,11 @@ def _aspect(mask: np.ndarray) -> float:
     return math.sqrt(large / max(small, 1e-9))
 
 
-def _quadrilateral(mask: np.ndarray, solid: float) -> bool:
+def _quadrilateral(mask: np.ndarray, solid: float, hull: np.ndarray | None = None) -> bool:
     """Whether a mask is a solid quadrilateral, even one seen at a slant or cut by the frame: at least
-    ``solid`` of its convex hull, the hull at least QUADRILATERAL of its smallest rectangle."""
-    hull = _hull(mask)
+    ``solid`` of its convex hull (``hull``: ``_hull``'s, when already found), the hull at least
+    QUADRILATERAL of its smallest rectangle."""
+    hull = _hull(mask) if hull is None else hull
     hull_area = _polygon_area(hull)
     return mask.sum() >= solid * hull_area and hull_area >= QUADRILATERAL * _min_rectangle_area(hull)
 

@@ -165,6 +165,13 @@ def two_to_five_digits(rng: np.random.Generator) -> str:
     return "".join(str(d) for d in rng.integers(0, 10, int(rng.integers(2, 6))))
 
 
+def answer_to_png(reader: TestClient, route: str, body: bytes) -> dict:
+    """The JSON answer to a PNG sent to ``route`` (asserted 200)."""
+    r = reader.post(route, content=body, headers={"Content-Type": "image/png"})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
 def read_on_displays(
     reader: TestClient, name: str, rng: np.random.Generator, number: Callable[[np.random.Generator], str]
 ) -> list[tuple[str, str]]:
@@ -178,9 +185,7 @@ def read_on_displays(
         display = Display(height, width, thick, gap, rng.uniform(0, 0.15), BAR_ENDS[i % 3])
         gray = lit_number(text, display, unlit=235 if i % 4 == 1 else None, leds=i % 4 == 2)
         body = png_bytes((255 * gray).astype(np.uint8))
-        r = reader.post(f"/v1/models/{name}/read", content=body, headers={"Content-Type": "image/png"})
-        assert r.status_code == 200, r.text
-        read.append((r.json()["text"], text))
+        read.append((answer_to_png(reader, f"/v1/models/{name}/read", body)["text"], text))
     return read
 
 
@@ -213,9 +218,7 @@ def test_display_digits_one_bar_apart_are_told_apart(reader: TestClient, name: s
     for _ in range(48):
         text = "".join(rng.choice(list("0356896"), int(rng.integers(2, 6))))
         body = png_bytes(display_number(text, rng, fonts))
-        r = reader.post(f"/v1/models/{name}/read", content=body, headers={"Content-Type": "image/png"})
-        assert r.status_code == 200, r.text
-        read.append((r.json()["text"], text))
+        read.append((answer_to_png(reader, f"/v1/models/{name}/read", body)["text"], text))
     assert sum(got == text for got, text in read) >= {"cnn-mnist": 29, "vit-mnist": 36}[name], read
 
 
@@ -230,9 +233,7 @@ def test_a_display_digit_one_bar_apart_is_read_alone(reader: TestClient, name: s
     for font in fonts:
         for digit in "689":
             body = display_picture(digit, rng, font, "print", int(rng.integers(40, 110)))
-            r = reader.post(f"/v1/models/{name}/predict", content=body, headers={"Content-Type": "image/png"})
-            assert r.status_code == 200, r.text
-            read.append((r.json()["label"], digit))
+            read.append((answer_to_png(reader, f"/v1/models/{name}/predict", body)["label"], digit))
     assert sum(got == digit for got, digit in read) >= {"cnn-mnist": 57, "vit-mnist": 70}[name], read
 
 
