@@ -15,7 +15,10 @@ generated in code; docs/reading.md, How sure the reading is):
   of the picture was left out;
 - how many digits were read, and whether the picture is a seven-segment display;
 - for a drawing sent as strokes, whether the chosen digits look like one shape's strokes
-  (``model_store.reading.strokes_meet``: an a read as "01", its stem drawn along its bowl).
+  (``model_store.reading.strokes_meet``: an a read as "01", its stem drawn along its bowl), and whether
+  every one of them was cut out of the strokes (a V written in one stroke read as "11"): a pen writes a
+  number's digits as strokes of their own, so a drawing's every digit is rarely cut from a neighbour,
+  where a picture's touching digits often are.
 
 It is fitted on pictures that are not numbers too (letters, words, symbols, shapes, scribbles, photos of
 things), whose every reading is wrong: the right answer to them is no number.
@@ -33,7 +36,7 @@ from .reading import Candidates, crops_ending, path_scores, strokes_meet
 
 FEATURES = (
     "least_sure", "all_sure", "margin", "cut", "least_score", "left_out", "digits", "display", "all_cut",
-    "strokes_meet",
+    "strokes_meet", "drawn_all_cut",
 )  # fmt: skip
 MARGIN_CAP = 10.0  # a runner-up further behind than this (or none) counts as this far
 SCORE_CAP = 20.0  # a digit score further from the threshold than this (or no digit) counts as this far
@@ -57,13 +60,16 @@ class TextConfidence:
 
 
 # ``python -m training fit-confidence --data-root .devdata`` (its defaults: seed 1, 200 numbers of every
-# family but ``hands``, kept to check it on, the pen's also sent as strokes, and 150 pictures of each family
-# that is not a number, weighing as one picture in ten), both shipped models' readings together (6,400 of
-# numbers, 2,581 of pictures that are not numbers read as some text).
+# family but ``hands`` and ``plates``, kept to check it on, the pen's also sent as strokes, and 150 pictures
+# of each family that is not a number but ``pen_letters``, weighing as one picture in ten), both shipped
+# models' readings together (6,400 of numbers, 2,581 of pictures that are not numbers read as some text);
+# refitted after a display digit's bars were joined, with ``drawn_all_cut`` added.
 CONFIDENCE = TextConfidence(
-    bias=-0.9341,
-    coefficients=(4.7727, 2.0048, 0.1177, -1.1157, 0.2172, -4.7991, 0.3453, 0.0725, -0.9262, -2.3291),
-)
+    bias=-1.1831,
+    coefficients=(
+        6.5494, 1.0494, 0.1079, -1.1784, 0.2352, -4.8741, 0.3784, 2.0439, -0.8408, -2.4591, -1.3971
+    ),
+)  # fmt: skip
 
 
 Scored = tuple[np.ndarray, float]  # ``model_store.reading.path_scores``: each crop's score, a skip's
@@ -91,6 +97,7 @@ def reading_features(
     least_score = score[chosen].min() - threshold if chosen else -SCORE_CAP
     cuts = cands.features[chosen, 3:5]
     read = sum(cands.spans[k][2] - cands.spans[k][1] for k in chosen)
+    all_cut = bool(chosen) and bool(cuts.any(axis=1).all())
     path_score, skip = scored if scored is not None else path_scores(cands, outputs, threshold)
     return np.array([
         top.min(),
@@ -101,8 +108,9 @@ def reading_features(
         float(read < sum(cands.pieces)),
         float(len(chosen)),
         float(cands.display),
-        float(bool(chosen) and cuts.any(axis=1).all()),
+        float(all_cut),
         float(strokes_meet(cands, chosen)),
+        float(all_cut and cands.strokes is not None),
     ])  # fmt: skip
 
 

@@ -6,7 +6,8 @@ on pictures it never saw; seed 1 by default, while ``read-eval`` reports seed 0;
 from MNIST's training digits) are split and answered by the stored models as the service does
 (``training.read_eval``), the pen's numbers also as the page sends them, as strokes. Each reading gives
 what ``reading_features`` measures and whether its text is exact. Pictures that are not numbers
-(``training.not_numbers``, the pen's words as strokes too; the same seed) are read as well: every
+(``training.not_numbers``, the pen's words as strokes too; the same seed; all but ``pen_letters``, one
+letter written alone, kept to check the fit on) are read as well: every
 reading of some text in one is wrong, and together they weigh as if one picture in ten sent to
 ``/read`` (OTHER_SHARE) were not a number (a reading of no text is not fitted on: its confidence is
 that of no digit read). A weighted logistic regression
@@ -29,6 +30,7 @@ from model_store.text_confidence import FEATURES, TextConfidence
 from .calibration_metrics import fit_logistic
 from .data import load_split
 from .evaluate import add_store_args, serving_heads
+from .not_numbers import FAMILIES as NOT_NUMBERS
 from .numbers import FAMILIES
 from .read_eval import (
     Sureness,
@@ -46,6 +48,7 @@ from .read_eval import (
 log = logging.getLogger("training")
 
 HELD_OUT = ("hands", "plates")  # families left out of the fit, to check it on
+OTHERS_HELD_OUT = ("pen_letters",)  # as much, of the pictures that are not numbers
 OTHER_SHARE = 0.1  # the share of /read's pictures assumed not to be numbers
 
 
@@ -82,7 +85,8 @@ def run_fit_confidence(args: argparse.Namespace) -> TextConfidence:
                 exact.append(right)
                 per_family[label][m] = (features, right)
             log.info("%s: %d numbers split, answered and read", label, len(texts))
-    others = read_not_numbers(heads, args.not_numbers, args.seed) if args.not_numbers else {}
+    fitted_others = tuple(f for f in NOT_NUMBERS if f not in OTHERS_HELD_OUT)
+    others = read_not_numbers(heads, args.not_numbers, args.seed, fitted_others) if args.not_numbers else {}
     pictures_of_others = sum(none.size for per_model in others.values() for _, none in per_model.values())
     read_others = [f for per_model in others.values() for f, _ in per_model.values()]
     x = np.concatenate([*rows, *read_others])

@@ -4,8 +4,9 @@ beside the numbers, and what ``read-eval`` reports it on.
 
 Families: the outliers of ``training.outliers`` that are no number (all but ``multi_digit``), typeset
 words (``words``: random letters of ``outliers.LETTERS``, the letters no reader takes for a digit, in the
-machine's fonts), and words written with the pen on the wide pad (``pen_words``, ``training.pen_letters``)
-as its picture; ``pen_word_drawings`` gives the same words as the strokes the page sends.
+machine's fonts), words written with the pen on the wide pad (``pen_words``, ``training.pen_letters``) and
+one letter written alone on it (``pen_letters``), each as its picture; ``pen_drawings`` gives the same
+words and letters as the strokes the page sends.
 """
 
 from __future__ import annotations
@@ -17,20 +18,21 @@ from model_store.drawing import Drawing
 
 from . import outliers
 from .drawn import png_bytes
-from .pen_letters import random_word, word_paths
+from .pen_letters import LETTERS, random_word, word_paths
 from .pen_numbers import Stroke, as_sent, pad_drawing
 
 FAMILIES = (
-    "letters", "symbols", "shapes", "scribbles", "noise", "smudges", "objects", "scenes", "words", "pen_words"
+    "letters", "symbols", "shapes", "scribbles", "noise", "smudges", "objects", "scenes", "words",
+    "pen_words", "pen_letters",
 )  # fmt: skip
-DRAWN = ("pen_words",)  # the families also sent as their strokes (``pen_word_drawings``)
+DRAWN = ("pen_words", "pen_letters")  # the families also sent as their strokes (``pen_drawings``)
 
 
 def make_not_numbers(family: str, count: int, seed: int = 0) -> list[bytes]:
     """``count`` PNG uploads of ``family``; the same seed gives the same bytes (an outlier family gives
     the first ``count`` of ``outliers.generate_outliers(count, seed)``'s)."""
-    if family == "pen_words":
-        return [png_bytes(Image.fromarray(as_sent(paths))) for paths in _pen_words(count, seed)]
+    if family in DRAWN:
+        return [png_bytes(Image.fromarray(as_sent(paths))) for paths in _pen_written(family, count, seed)]
     if family == "words":
         rng = np.random.default_rng([seed, 100 + FAMILIES.index(family)])
         return [png_bytes(outliers.render_text(_typed_word(rng), rng)[0]) for _ in range(count)]
@@ -40,9 +42,10 @@ def make_not_numbers(family: str, count: int, seed: int = 0) -> list[bytes]:
     return [png_bytes(outliers.GENERATORS[family](rng)[0]) for _ in range(count)]
 
 
-def pen_word_drawings(count: int, seed: int = 0) -> list[Drawing]:
-    """The ``pen_words`` of ``make_not_numbers`` as the page sends them to ``/read``: their strokes."""
-    return [pad_drawing(paths) for paths in _pen_words(count, seed)]
+def pen_drawings(family: str, count: int, seed: int = 0) -> list[Drawing]:
+    """The words or letters of ``make_not_numbers`` (a family of ``DRAWN``) as the page sends them to
+    ``/read``: their strokes."""
+    return [pad_drawing(paths) for paths in _pen_written(family, count, seed)]
 
 
 def _typed_word(rng: np.random.Generator) -> str:
@@ -50,6 +53,11 @@ def _typed_word(rng: np.random.Generator) -> str:
     return "".join(outliers.LETTERS[rng.integers(len(outliers.LETTERS))] for _ in range(rng.integers(2, 6)))
 
 
-def _pen_words(count: int, seed: int) -> list[list[Stroke]]:
-    rng = np.random.default_rng([seed, 100 + FAMILIES.index("pen_words")])
+def _pen_written(family: str, count: int, seed: int) -> list[list[Stroke]]:
+    """The strokes of ``count`` words (``pen_words``) or single letters (``pen_letters``)."""
+    if family not in DRAWN:
+        raise ValueError(f"{family!r} is not written with the pen; choose from {DRAWN}")
+    rng = np.random.default_rng([seed, 100 + FAMILIES.index(family)])
+    if family == "pen_letters":
+        return [word_paths(LETTERS[rng.integers(len(LETTERS))], rng) for _ in range(count)]
     return [word_paths(random_word(rng), rng) for _ in range(count)]

@@ -52,7 +52,7 @@ from .evaluate import (
 )
 from .not_numbers import DRAWN as DRAWN_NOT_NUMBERS
 from .not_numbers import FAMILIES as NOT_NUMBERS
-from .not_numbers import make_not_numbers, pen_word_drawings
+from .not_numbers import make_not_numbers, pen_drawings
 from .number_hints import hint_rates, named, other_drawings, other_uploads
 from .number_hints import markdown as hints_markdown
 from .numbers import DRAWN_FAMILIES, FAMILIES, make_drawings, make_family
@@ -294,16 +294,16 @@ def _row(
 
 
 def read_not_numbers(
-    heads: dict[str, ServingHead], count: int, seed: int
+    heads: dict[str, ServingHead], count: int, seed: int, families: tuple[str, ...] = NOT_NUMBERS
 ) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]:  # fmt: skip
     """Per family of pictures that are not numbers (and per family sent as strokes) and model:
     ``not_number_evidence`` of ``count`` of them."""
     out = {}
-    for family in NOT_NUMBERS:
+    for family in families:
         splits = [(family, lambda: split_uploads(make_not_numbers(family, count, seed)))]  # noqa: B023
         if family in DRAWN_NOT_NUMBERS:
             strokes = f"{family}, sent as strokes"
-            splits.append((strokes, lambda: split_drawings(pen_word_drawings(count, seed))))
+            splits.append((strokes, lambda: split_drawings(pen_drawings(family, count, seed))))  # noqa: B023
         for label, split in splits:
             pictures = split()
             out[label] = {}

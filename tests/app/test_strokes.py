@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from app import schemas
 from model_store.drawing import Drawing
 from training.drawn import DIGIT_STROKES, pad_strokes
-from training.not_numbers import pen_word_drawings
+from training.not_numbers import pen_drawings
 from training.numbers import make_drawings
 from training.outliers import placed_letter
 from training.pen_letters import LETTER_STROKES
@@ -232,7 +232,7 @@ def test_words_written_with_the_pen_are_no_sure_numbers(reader: TestClient, name
     their letters' strokes are read as digits ("11", "141464", "1078"), but the reading's confidence says
     how unlikely that is to be the text. Measured: 1 of 30 at 0.5 or more for each model, none at 0.9
     (before the confidence was fitted on pictures that are not numbers: 2 and 4, one of them at 0.9)."""
-    words = pen_word_drawings(30, seed=5)
+    words = pen_drawings("pen_words", 30, seed=5)
     answers = [reader.post(f"/v1/models/{name}/read", json=body(d)).json() for d in words]
     read = [a for a in answers if a["text"]]
     assert len(read) >= 20, "most words are read as some digits: the case the confidence is for"

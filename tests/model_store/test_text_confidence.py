@@ -124,3 +124,33 @@ def test_strokes_that_meet_like_one_shape_are_weighed() -> None:
     picture = dict(zip(FEATURES, reading_features(cands, rows, -10.0, chosen), strict=True))
     assert picture["strokes_meet"] == 0.0
     assert CONFIDENCE.coefficients[FEATURES.index("strokes_meet")] < 0
+
+
+def test_a_drawing_whose_every_digit_is_cut_from_its_strokes_is_weighed() -> None:
+    """A V written in one stroke and read as "11" cuts that stroke at its point: every digit of the
+    reading was cut out of the strokes (``drawn_all_cut``), which a pen's number seldom is. The same V
+    written as two strokes is not cut; as a picture it is cut as touching digits are, not drawn."""
+    from model_store.reading import candidates_drawing
+    from training.pen_numbers import pad_drawing
+
+    v = [(200.0, 60.0), (250.0, 220.0), (300.0, 60.0)]
+    read = {
+        "one stroke": candidates_drawing(pad_drawing([v])),
+        "two strokes": candidates_drawing(pad_drawing([v[:2], v[1:]])),
+        "picture": candidates(read_page(write([[[(0.0, 0.0), (0.3, 1.0), (0.6, 0.0)]]], [2.0]))),
+    }
+    seen = {}
+    for name, cands in read.items():
+        rows = rows_for([1] * len(cands.crops), [0.99] * len(cands.crops))
+        pairs = [
+            [i, j] for i, (_, a0, a1) in enumerate(cands.spans) for j, (_, b0, b1) in enumerate(cands.spans)
+            if a0 == 0 and a1 == b0 and b1 == cands.pieces[0]
+        ]  # fmt: skip
+        assert pairs, name  # the reader can read it as two digits
+        f = dict(zip(FEATURES, reading_features(cands, rows, -10.0, pairs[0]), strict=True))
+        seen[name] = (f["all_cut"], f["drawn_all_cut"], text_confidence(cands, rows, -10.0, pairs[0]))
+    assert seen["one stroke"][:2] == (1.0, 1.0)
+    assert seen["two strokes"][:2] == (0.0, 0.0)
+    assert seen["picture"][:2] == (1.0, 0.0)
+    assert seen["one stroke"][2] < seen["two strokes"][2]
+    assert CONFIDENCE.coefficients[FEATURES.index("drawn_all_cut")] < 0

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from training.not_numbers import FAMILIES, make_not_numbers, pen_word_drawings
+from training.not_numbers import DRAWN, FAMILIES, make_not_numbers, pen_drawings
 from training.outliers import generate_outliers
 from training.pen_letters import LETTER_STROKES, LETTERS, random_word, word_paths
 
@@ -29,16 +29,17 @@ def test_each_family_is_seeded_and_has_ink(family: str) -> None:
 
 def test_the_outlier_families_are_generate_outliers_own_but_the_numbers() -> None:
     made = generate_outliers(3, seed=4)
-    for family in FAMILIES[:-2]:
+    for family in FAMILIES[: -len(DRAWN) - 1]:  # all but words and those written with the pen
         assert make_not_numbers(family, 3, seed=4) == [o.png for o in made if o.family == family]
     assert "multi_digit" not in FAMILIES  # several digits side by side are a number to /read
     with pytest.raises(ValueError, match="choose from"):
         make_not_numbers("multi_digit", 1)
 
 
-def test_pen_words_sent_as_strokes_are_the_words_in_their_pictures() -> None:
-    drawings = pen_word_drawings(5, seed=1)
-    pictures = make_not_numbers("pen_words", 5, seed=1)
+@pytest.mark.parametrize("family", DRAWN)
+def test_pen_writing_sent_as_strokes_is_the_writing_in_its_pictures(family: str) -> None:
+    drawings = pen_drawings(family, 5, seed=1)
+    pictures = make_not_numbers(family, 5, seed=1)
     for drawing, picture in zip(drawings, pictures, strict=True):
         assert drawing.width == 840 and drawing.height == 280  # the wide pad
         x0, y0 = np.concatenate(drawing.strokes).min(axis=0)
@@ -61,3 +62,12 @@ def test_the_pen_letters_leave_out_those_a_reader_takes_for_digits() -> None:
     assert all(1 <= len(w) <= 6 and set(w) <= set(LETTERS) for w in words)
     paths = word_paths("hex", np.random.default_rng(0))
     assert len(paths) == sum(len(LETTER_STROKES[c]) for c in "hex")
+
+
+def test_pen_letters_are_one_letter_each() -> None:
+    drawings = pen_drawings("pen_letters", 60, seed=0)
+    most = max(len(strokes) for strokes in LETTER_STROKES.values())
+    assert all(1 <= len(d.strokes) <= most for d in drawings)  # a word of several letters has more
+    assert len({len(d.strokes) for d in drawings}) > 1  # and not one letter over and over
+    with pytest.raises(ValueError, match="not written with the pen"):
+        pen_drawings("words", 1)
