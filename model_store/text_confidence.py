@@ -61,7 +61,7 @@ class TextConfidence:
 
 # ``python -m training fit-confidence --data-root .devdata`` (its defaults: seed 1, 200 numbers of every
 # family but ``hands`` and ``plates``, kept to check it on, the pen's also sent as strokes, and 150 pictures
-# of each family that is not a number but ``pen_letters``, weighing as one picture in ten), both shipped
+# of each family that is not a number but ``lone_letters``, weighing as one picture in ten), both shipped
 # models' readings together (6,400 of numbers, 2,581 of pictures that are not numbers read as some text);
 # refitted after a display digit's bars were joined, with ``drawn_all_cut`` added.
 CONFIDENCE = TextConfidence(

@@ -6,7 +6,7 @@ on pictures it never saw; seed 1 by default, while ``read-eval`` reports seed 0;
 from MNIST's training digits) are split and answered by the stored models as the service does
 (``training.read_eval``), the pen's numbers also as the page sends them, as strokes. Each reading gives
 what ``reading_features`` measures and whether its text is exact. Pictures that are not numbers
-(``training.not_numbers``, the pen's words as strokes too; the same seed; all but ``pen_letters``, one
+(``training.not_numbers``, the pen's words as strokes too; the same seed; all but ``lone_letters``, one
 letter written alone, kept to check the fit on) are read as well: every
 reading of some text in one is wrong, and together they weigh as if one picture in ten sent to
 ``/read`` (OTHER_SHARE) were not a number (a reading of no text is not fitted on: its confidence is
@@ -48,7 +48,7 @@ from .read_eval import (
 log = logging.getLogger("training")
 
 HELD_OUT = ("hands", "plates")  # families left out of the fit, to check it on
-OTHERS_HELD_OUT = ("pen_letters",)  # as much, of the pictures that are not numbers
+OTHERS_HELD_OUT = ("lone_letters",)  # as much, of the pictures that are not numbers
 OTHER_SHARE = 0.1  # the share of /read's pictures assumed not to be numbers
 
 

@@ -5,8 +5,9 @@ beside the numbers, and what ``read-eval`` reports it on.
 Families: the outliers of ``training.outliers`` that are no number (all but ``multi_digit``), typeset
 words (``words``: random letters of ``outliers.LETTERS``, the letters no reader takes for a digit, in the
 machine's fonts), words written with the pen on the wide pad (``pen_words``, ``training.pen_letters``) and
-one letter written alone on it (``pen_letters``), each as its picture; ``pen_drawings`` gives the same
-words and letters as the strokes the page sends.
+one letter written alone on it (``lone_letters``: a word of one letter, not ``outliers``' ``pen_letters``,
+a letter drawn as large as a digit on the square pad), each as its picture; ``pen_drawings`` gives the
+same words and letters as the strokes the page sends.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from .pen_numbers import Stroke, as_sent, pad_drawing
 
 FAMILIES = (
     "letters", "symbols", "shapes", "scribbles", "noise", "smudges", "objects", "scenes", "words",
-    "pen_words", "pen_letters",
+    "pen_words", "lone_letters",
 )  # fmt: skip
-DRAWN = ("pen_words", "pen_letters")  # the families also sent as their strokes (``pen_drawings``)
+DRAWN = ("pen_words", "lone_letters")  # the families also sent as their strokes (``pen_drawings``)
 
 
 def make_not_numbers(family: str, count: int, seed: int = 0) -> list[bytes]:
@@ -54,10 +55,10 @@ def _typed_word(rng: np.random.Generator) -> str:
 
 
 def _pen_written(family: str, count: int, seed: int) -> list[list[Stroke]]:
-    """The strokes of ``count`` words (``pen_words``) or single letters (``pen_letters``)."""
+    """The strokes of ``count`` words (``pen_words``) or single letters (``lone_letters``)."""
     if family not in DRAWN:
         raise ValueError(f"{family!r} is not written with the pen; choose from {DRAWN}")
     rng = np.random.default_rng([seed, 100 + FAMILIES.index(family)])
-    if family == "pen_letters":
+    if family == "lone_letters":
         return [word_paths(LETTERS[rng.integers(len(LETTERS))], rng) for _ in range(count)]
     return [word_paths(random_word(rng), rng) for _ in range(count)]

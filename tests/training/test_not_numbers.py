@@ -64,8 +64,8 @@ def test_the_pen_letters_leave_out_those_a_reader_takes_for_digits() -> None:
     assert len(paths) == sum(len(LETTER_STROKES[c]) for c in "hex")
 
 
-def test_pen_letters_are_one_letter_each() -> None:
-    drawings = pen_drawings("pen_letters", 60, seed=0)
+def test_lone_letters_are_one_letter_each() -> None:
+    drawings = pen_drawings("lone_letters", 60, seed=0)
     most = max(len(strokes) for strokes in LETTER_STROKES.values())
     assert all(1 <= len(d.strokes) <= most for d in drawings)  # a word of several letters has more
     assert len({len(d.strokes) for d in drawings}) > 1  # and not one letter over and over

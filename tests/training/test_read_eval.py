@@ -30,10 +30,11 @@ def test_read_eval_prints_the_reads_and_the_hints(shipped_store: Path, capsys) -
         assert re.search(rf"^\| {family} \| [\d.]+ / [\d.]+ \| [\d.]+ / [\d.]+ \|$", out, re.MULTILINE), out
     assert re.search(r"^vit-mnist: 18 readings, .* calibration error [\d.]+, AUROC", out, re.MULTILINE), out
     # Pictures that are not numbers: per family, how many were read as no number, and how many as a number
-    # and how surely; the pen's words as strokes too.
+    # and how surely; the pen's words and lone letters as strokes too.
     assert "Pictures that are not numbers" in out
-    for family in ("letters", "scenes", "words", "pen_words", "pen_words, sent as strokes", "**all**"):
-        count = 33 if family == "**all**" else 3
+    for family in ("letters", "scenes", "words", "pen_words", "pen_words, sent as strokes", "lone_letters",
+                   "lone_letters, sent as strokes", "**all**"):  # fmt: skip
+        count = 39 if family == "**all**" else 3
         assert re.search(
             rf"^\| {re.escape(family)} \| {count} \|( [\d.]+% \|){{3}} ([\d.]+|-) \|", out, re.MULTILINE
         ), (family, out)
