@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pytest
 from PIL import Image, ImageDraw, ImageFilter
 
 from training.display_digits import LIT, Display, draw_lit
+from training.display_fonts import DisplayFontsMissing, required_fonts
 
 # Where a display's punctuation sits, down its digits (0 their top, 1 their bottom): a decimal point's
 # dot on the bottom, a colon's two (a clock's: both off the bottom). A minus is the middle bar alone.
@@ -43,3 +47,11 @@ def lit_number(
         img = img.filter(ImageFilter.GaussianBlur(blur))
     gray = np.asarray(img, np.float32) / 255.0
     return 1.0 - gray if leds else gray
+
+
+def dseg_fonts() -> list[Path]:
+    """The DSEG7 faces (``fonts-dseg``, which .ci/run installs); the calling test is skipped without them."""
+    try:
+        return required_fonts()
+    except DisplayFontsMissing as exc:
+        pytest.skip(str(exc))

@@ -35,7 +35,7 @@ def make_not_numbers(family: str, count: int, seed: int = 0) -> list[bytes]:
     if family in DRAWN:
         return [png_bytes(Image.fromarray(as_sent(paths))) for paths in _pen_written(family, count, seed)]
     if family == "words":
-        rng = np.random.default_rng([seed, 100 + FAMILIES.index(family)])
+        rng = _stream(family, seed)
         return [png_bytes(outliers.render_text(_typed_word(rng), rng)[0]) for _ in range(count)]
     if family not in FAMILIES:
         raise ValueError(f"{family!r} is no family of pictures that are not numbers; choose from {FAMILIES}")
@@ -49,6 +49,11 @@ def pen_drawings(family: str, count: int, seed: int = 0) -> list[Drawing]:
     return [pad_drawing(paths) for paths in _pen_written(family, count, seed)]
 
 
+def _stream(family: str, seed: int) -> np.random.Generator:
+    """The random stream of a family this module generates itself (not an outlier family's)."""
+    return np.random.default_rng([seed, 100 + FAMILIES.index(family)])
+
+
 def _typed_word(rng: np.random.Generator) -> str:
     """Two to five of the letters no reader takes for a digit."""
     return "".join(outliers.LETTERS[rng.integers(len(outliers.LETTERS))] for _ in range(rng.integers(2, 6)))
@@ -58,7 +63,7 @@ def _pen_written(family: str, count: int, seed: int) -> list[list[Stroke]]:
     """The strokes of ``count`` words (``pen_words``) or single letters (``lone_letters``)."""
     if family not in DRAWN:
         raise ValueError(f"{family!r} is not written with the pen; choose from {DRAWN}")
-    rng = np.random.default_rng([seed, 100 + FAMILIES.index(family)])
+    rng = _stream(family, seed)
     if family == "lone_letters":
         return [word_paths(LETTERS[rng.integers(len(LETTERS))], rng) for _ in range(count)]
     return [word_paths(random_word(rng), rng) for _ in range(count)]

@@ -13,11 +13,11 @@ from fastapi.testclient import TestClient
 from PIL import Image, ImageDraw
 
 from testkit.digits import number_cropped_flush
-from testkit.displays import lit_number
+from testkit.displays import dseg_fonts, lit_number
 from testkit.plates import plate_photo
 from testkit.reference import reference_probabilities
 from training.display_digits import BAR_ENDS, Display
-from training.display_fonts import DisplayFontsMissing, display_picture, required_fonts
+from training.display_fonts import display_picture
 from training.numbers import display_number, make_family, random_displayed
 from training.pen_numbers import marked_number, stroke_number
 
@@ -195,14 +195,6 @@ def test_numbers_on_seven_segment_displays_are_read(reader: TestClient, name: st
     display digits in training. Before both, 2 (cnn) and 3 (vit) of these 12 were read; now 12 and 11."""
     read = read_on_displays(reader, name, np.random.default_rng(5), two_to_five_digits)
     assert sum(got == text for got, text in read) >= 10, read
-
-
-def dseg_fonts() -> list[Path]:
-    """The DSEG7 faces (``fonts-dseg``, which .ci/run installs); the test is skipped without them."""
-    try:
-        return required_fonts()
-    except DisplayFontsMissing as exc:
-        pytest.skip(str(exc))
 
 
 @pytest.mark.parametrize("name", ["cnn-mnist", "vit-mnist"])

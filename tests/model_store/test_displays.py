@@ -11,9 +11,9 @@ from model_store.displays import display_bars
 from model_store.marks import spell
 from model_store.reading import candidates, choose
 from model_store.segment import INK, TooManyDigits, ink_map, page_bytes, read_page
-from testkit.displays import lit_number
+from testkit.displays import dseg_fonts, lit_number
 from training.display_digits import BAR_ENDS, Display
-from training.display_fonts import DisplayFontsMissing, display_picture, required_fonts
+from training.display_fonts import display_picture
 from training.numbers import make_family
 
 
@@ -85,10 +85,7 @@ def test_a_1_just_before_a_digit_is_a_digit_of_its_own(face: str) -> None:
     height, and a bar stacked with a 1's bar no digit took is the 1's. With each standing bar going to
     the nearest cell within 0.4 of its width (the rule before), 2 of these 16 had a 1 joined to its
     neighbour."""
-    try:
-        font = next(f for f in required_fonts() if f.name == face)
-    except DisplayFontsMissing as exc:
-        pytest.skip(str(exc))
+    font = next(f for f in dseg_fonts() if f.name == face)
     for text in ["41109", "1015", "2119", "7130", "1618", "31415", "1066", "9110"]:
         page = page_bytes(display_picture(text, np.random.default_rng(3), font, "print", 60), 4_000_000)
         assert page.display and [len(line) for line in page.lines] == [len(text)], text

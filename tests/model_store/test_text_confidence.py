@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from model_store.reading import NEVER, WEIGHTS, Candidates, candidates, choose, terms
+from model_store.reading import NEVER, WEIGHTS, Candidates, candidates, candidates_drawing, choose, terms
 from model_store.segment import read_page
 from model_store.text_confidence import (
     CONFIDENCE,
@@ -19,7 +19,7 @@ from model_store.text_confidence import (
     text_confidence,
 )
 from testkit.digits import rows_for, write
-from training.pen_numbers import digit_strokes
+from training.pen_numbers import digit_strokes, pad_drawing
 
 
 def two_close_ones() -> tuple[Candidates, list[tuple[int, int]]]:
@@ -99,9 +99,6 @@ def test_a_less_sure_reading_gets_a_lower_confidence() -> None:
 def test_strokes_that_meet_like_one_shape_are_weighed() -> None:
     """A stem drawn along a bowl, sent as strokes and read as two digits ("01", as an a is), is
     ``strokes_meet``; the same two digits drawn apart, or a picture, are not; it lowers the confidence."""
-    from model_store.reading import candidates_drawing
-    from training.pen_numbers import pad_drawing
-
     # A bowl narrow enough to be no two digits (never cut), and a stem as tall.
     bowl = [(200 + 28 * np.cos(t), 150 + 70 * np.sin(t)) for t in np.linspace(0, 2 * np.pi, 40)]
     drawn = {
@@ -130,9 +127,6 @@ def test_a_drawing_whose_every_digit_is_cut_from_its_strokes_is_weighed() -> Non
     """A V written in one stroke and read as "11" cuts that stroke at its point: every digit of the
     reading was cut out of the strokes (``drawn_all_cut``), which a pen's number seldom is. The same V
     written as two strokes is not cut; as a picture it is cut as touching digits are, not drawn."""
-    from model_store.reading import candidates_drawing
-    from training.pen_numbers import pad_drawing
-
     v = [(200.0, 60.0), (250.0, 220.0), (300.0, 60.0)]
     read = {
         "one stroke": candidates_drawing(pad_drawing([v])),
