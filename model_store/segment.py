@@ -42,6 +42,9 @@ BRIDGE = 1.6  # touching digits meet in a column of at most this many stroke wid
 PIECE_TALL = 0.6  # ... with a digit at least this share of the part's height on either side
 SPLIT_ASPECT = 1.1  # wider than this times its height: touching digits, however they meet ...
 FLAT = 0.5  # ... unless it is under this share of its line's tallest part (a dash)
+# A part whose ink is under this share of the writing's (the strongest quarter of the parts) is no
+# stroke: a plate's edge or the shadow along it, left by the painting of the wall round it.
+FAINT = 0.5
 MARGIN = 2  # zero pixels around each digit's crop (the fit reads the paper from the border)
 
 
@@ -167,7 +170,7 @@ def read_page(
     if display is not None:
         labels, n = display.labels, display.count
     every = _parts(labels, n)
-    parts = _without_specks(every)
+    parts = _without_faint(_without_specks(every), x, labels)
     # Labelling is linear in the pixels; merging is quadratic in the parts: refuse noise early.
     if len(parts) > 4 * max_digits:
         raise TooManyDigits(len(parts), max_digits)
@@ -287,6 +290,25 @@ def _without_specks(parts: list[Part]) -> list[Part]:
     big_area = max(p.area for p in parts)
     big_height = max(p.height for p in parts)
     return [p for p in parts if p.area >= SPECK_AREA * big_area or p.height >= SPECK_HEIGHT * big_height]
+
+
+def _without_faint(parts: list[Part], ink: np.ndarray, labels: np.ndarray) -> list[Part]:
+    """The parts without those much fainter than the writing (FAINT): one pen writes a number, and
+    what is far lighter beside it is an edge or a shadow the paper's levelling left."""
+    if len(parts) < 2:
+        return parts
+    strength = np.array([_strength(p, ink, labels) for p in parts])
+    least = FAINT * float(np.quantile(strength, 0.75))
+    kept = [p for p, s in zip(parts, strength, strict=True) if s >= least]
+    return kept or parts
+
+
+def _strength(part: Part, ink: np.ndarray, labels: np.ndarray) -> float:
+    """How dark a part's ink is: the 90th percentile of its pixels' (its strokes' cores, not their
+    antialiased edges)."""
+    window = (slice(part.y0, part.y1), slice(part.x0, part.x1))
+    own = np.isin(labels[window], part.labels)
+    return float(np.quantile(ink[window][own], 0.9)) if own.any() else 0.0
 
 
 def _without_enclosures(parts: list[Part]) -> list[Part]:

@@ -11,6 +11,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from model_store import pieces as pieces_module
 from model_store import segment as segment_module
+from model_store.components import label_components
 from model_store.preprocess import NoInk, ink_to_mnist, to_mnist
 from model_store.reading import WEIGHTS, candidates, choose, halves_ahead, shortfall
 from model_store.segment import TooManyDigits, read_page, segment
@@ -363,3 +364,23 @@ def test_a_small_number_on_a_whole_page_scan_is_cut_out_and_boxed_where_it_is_wr
     pairs = zip(found.lines[0], alone.lines[0], strict=True)
     scores = [similarity(found.fit([a]), alone.fit([b])) for a, b in pairs]
     assert min(scores) > 0.9, np.round(scores, 3)  # fitted from the 8 px copy: 0.81-0.88
+
+
+def test_an_edge_much_fainter_than_the_number_is_no_digit() -> None:
+    """A plate's edge, or the shadow along it, left by the painting of the wall round the plate: a line
+    as tall as the digits, far lighter than their ink. Kept, it read as a 1 at the number's end."""
+    gray = write([digit_strokes(6), digit_strokes(2)], [0.4, 1.4])
+    gray[50:230, 380:386] = 0.75  # beyond the 2 (x 224-320), a quarter of the digits' contrast
+    ink = segment_module.ink_map(gray)
+    assert label_components(ink > segment_module.INK)[1] == 3  # the edge is ink to the rules' first look
+    assert len(segment(gray)) == 2
+
+
+@pytest.mark.parametrize("lighter", [1.0, 0.6])
+def test_a_number_written_faintly_keeps_every_digit(lighter: float) -> None:
+    """Faint ink throughout (a hard pencil), or one digit lighter than the others (the pen pressed less):
+    every digit is still read. Only what is far lighter than the writing is dropped."""
+    gray = write([digit_strokes(d) for d in (3, 1, 8)], [0.2, 1.2, 2.2])
+    faint = 1.0 - 0.3 * (1.0 - gray)
+    faint[:, 330:] = 1.0 - lighter * 0.3 * (1.0 - gray[:, 330:])  # the 8 (x 352-448) lighter still
+    assert len(segment(faint)) == 3
