@@ -162,9 +162,10 @@ def digits_of_display(mask: np.ndarray, labels: np.ndarray, n: int) -> Grouped |
         return None
     shapes = bar_shapes(labels, n)
     found = display_bars(labels, n, shapes=shapes)
-    if found is None and _bars(*shapes)[2].sum() >= 2:
-        # Bars joined at their corners, some bars still apart: cut apart, nearly all of the ink must be
-        # bars. (Labelling the pieces costs a few ms: not for marks of which fewer than two are bars.)
+    if found is None:
+        # Bars joined at their corners: cut apart, nearly all of the ink must be bars. Every digit may be
+        # one mark (a thin face at the working size joins all of its bars), so this is tried whenever
+        # the marks are not bars as they are: labelling the pieces costs about a millisecond.
         labels, n = bars_apart(mask)
         found = display_bars(labels, n, BAR_SHARE_APART)
     if found is None:

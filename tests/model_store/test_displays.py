@@ -60,6 +60,22 @@ def test_bars_joined_at_their_corners_are_cut_apart_and_grouped() -> None:
     assert [len(line) for line in read_page(gray).lines] == [4]
 
 
+@pytest.mark.parametrize("text", ["2580", "7.04"])
+def test_a_display_whose_every_digit_is_one_mark_is_still_a_display(text: str) -> None:
+    """No bar stands alone: square ends and no gap join each digit's bars into one mark (a thin face at
+    the working size), and a point drawn against its digit joins that digit. Cut apart, they are a
+    display's bars again, grouped per digit, and the point (against a 7's standing bar) is read. Left as
+    one mark per digit, the pen's rules read them without the point."""
+    display = Display(height=80, width=44, thick=7.5, gap=0.0, slant=0.12, end="square")
+    gray = lit_number(text, display, touching=True)
+    digits = len(text.replace(".", ""))
+    assert label_components(ink_map(gray) > INK)[1] == digits  # each digit one mark, its point in it
+    page = read_page(gray)
+    assert page.display
+    assert [len(line) for line in page.lines] == [digits]
+    assert [m.char for m in page.marks] == (["."] if "." in text else [])
+
+
 @pytest.mark.parametrize("text", ["12.5", "12:30", "-42", "-7.25", "10-20", "0.05"])
 @pytest.mark.parametrize("slant", [0.0, 0.12])
 def test_a_displays_point_colon_and_minus_are_read(text: str, slant: float) -> None:
