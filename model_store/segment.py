@@ -43,7 +43,8 @@ PIECE_TALL = 0.6  # ... with a digit at least this share of the part's height on
 SPLIT_ASPECT = 1.1  # wider than this times its height: touching digits, however they meet ...
 FLAT = 0.5  # ... unless it is under this share of its line's tallest part (a dash)
 # A part whose ink is under this share of the writing's (the strongest quarter of the parts) is no
-# stroke: a plate's edge or the shadow along it, left by the painting of the wall round it.
+# stroke: the edge of a plate the sheet search missed, or the shadow along it, which the paper's
+# levelling leaves faint.
 FAINT = 0.5
 MARGIN = 2  # zero pixels around each digit's crop (the fit reads the paper from the border)
 

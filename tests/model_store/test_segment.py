@@ -367,8 +367,9 @@ def test_a_small_number_on_a_whole_page_scan_is_cut_out_and_boxed_where_it_is_wr
 
 
 def test_an_edge_much_fainter_than_the_number_is_no_digit() -> None:
-    """A plate's edge, or the shadow along it, left by the painting of the wall round the plate: a line
-    as tall as the digits, far lighter than their ink. Kept, it read as a 1 at the number's end."""
+    """The edge of a plate the sheet search missed, or the shadow along it, as the paper's levelling
+    leaves it: a line as tall as the digits, far lighter than their ink. Kept, it read as a 1 at the
+    number's end."""
     gray = write([digit_strokes(6), digit_strokes(2)], [0.4, 1.4])
     gray[50:230, 380:386] = 0.75  # beyond the 2 (x 224-320), a quarter of the digits' contrast
     ink = segment_module.ink_map(gray)
