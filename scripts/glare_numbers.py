@@ -1,7 +1,8 @@
 """A check no reader step was chosen on: `read-eval`'s numbers photographed on glossy paper, a lamp's or
-the flash's highlight over part of them (as `robustness`'s `glare` corruption lights one digit: a soft
-ellipse adding 0.25-0.6 of the paper's light to paper and ink alike, clipped at white), sent as JPEG and
-read through the served path. Prints how many are read exactly, per family and model.
+the flash's highlight over part of them (``training.photo_corruptions.lamp_highlight``, as `robustness`'s
+`glare` corruption lights one digit: a soft ellipse adding 0.25-0.6 of the paper's light to paper and ink
+alike, clipped at white), sent as JPEG and read through the served path. Prints how many are read
+exactly, per family and model.
 
     .venv/bin/python scripts/glare_numbers.py                # 150 numbers per family, seed 5
     .venv/bin/python scripts/glare_numbers.py --count 300 --seed 6
@@ -17,6 +18,7 @@ from PIL import Image
 
 from training.evaluate import serving_heads
 from training.numbers import make_family
+from training.photo_corruptions import lamp_highlight
 from training.read_eval import read, split_uploads
 
 FAMILIES = ("fonts", "strokes", "photos", "notebook")
@@ -29,11 +31,7 @@ def glared(gray: np.ndarray, rng: np.random.Generator) -> bytes:
     yy, xx = np.mgrid[0:h, 0:w]
     ys, xs = np.nonzero(page < 0.5)
     k = int(rng.integers(len(ys)))
-    radius = rng.uniform(0.1, 0.35) * min(h, w)
-    stretch, turn = rng.uniform(1.0, 2.5), rng.uniform(0, np.pi)
-    u = (np.cos(turn) * (xx - xs[k]) + np.sin(turn) * (yy - ys[k])) / (radius * stretch)
-    v = (-np.sin(turn) * (xx - xs[k]) + np.cos(turn) * (yy - ys[k])) / radius
-    highlight = rng.uniform(0.25, 0.6) * np.exp(-0.5 * (u * u + v * v) ** rng.uniform(1.0, 2.0))
+    highlight = lamp_highlight(yy, xx, (ys[k], xs[k]), rng.uniform(0.1, 0.35) * min(h, w), rng)
     page = 0.85 * page + highlight + 0.015 * rng.standard_normal(page.shape)
     buf = io.BytesIO()
     Image.fromarray((np.clip(page, 0, 1) * 255).astype(np.uint8)).convert("RGB").save(buf, "JPEG", quality=85)

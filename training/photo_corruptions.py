@@ -175,6 +175,19 @@ def hard_shadow(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     return encoded(Image.fromarray(to_u8(page)).convert("RGB"), "JPEG", quality=int(rng.integers(75, 93)))
 
 
+def lamp_highlight(
+    yy: np.ndarray, xx: np.ndarray, centre: tuple[float, float], radius: float, rng: np.random.Generator
+) -> np.ndarray:  # fmt: skip
+    """A lamp's or the flash's reflection on glossy paper, over the grid ``yy``, ``xx`` (any unit, as
+    ``centre`` and ``radius`` are): a soft ellipse up to 2.5 times as long as wide, at any angle, adding
+    0.25-0.6 of the paper's light at its centre."""
+    cy, cx = centre
+    stretch, turn = rng.uniform(1.0, 2.5), rng.uniform(0, np.pi)
+    u = (np.cos(turn) * (xx - cx) + np.sin(turn) * (yy - cy)) / (radius * stretch)
+    v = (-np.sin(turn) * (xx - cx) + np.cos(turn) * (yy - cy)) / radius
+    return rng.uniform(0.25, 0.6) * np.exp(-0.5 * (u * u + v * v) ** rng.uniform(1.0, 2.0))
+
+
 def glare(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     """A phone photo of glossy paper (a print, a laminated card, a whiteboard) with a lamp's or the
     flash's reflection on it: a soft elliptical highlight (10-35% of the picture across) over or beside
@@ -190,10 +203,6 @@ def glare(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     ys, xs = np.nonzero(ink > 0.5)
     k = int(rng.integers(len(ys)))
     cy, cx = (ys[k] / side, xs[k] / side) if rng.random() < 2 / 3 else tuple(rng.uniform(0.15, 0.85, 2))
-    radius = rng.uniform(0.05, 0.175)
-    stretch, turn = rng.uniform(1.0, 2.5), rng.uniform(0, np.pi)
-    u = (np.cos(turn) * (xx - cx) + np.sin(turn) * (yy - cy)) / (radius * stretch)
-    v = (-np.sin(turn) * (xx - cx) + np.cos(turn) * (yy - cy)) / radius
-    highlight = rng.uniform(0.25, 0.6) * np.exp(-0.5 * (u * u + v * v) ** rng.uniform(1.0, 2.0))
+    highlight = lamp_highlight(yy, xx, (cy, cx), rng.uniform(0.05, 0.175), rng)
     page = light * (1.0 - 0.85 * ink) + highlight + 0.015 * rng.standard_normal((side, side))
     return encoded(Image.fromarray(to_u8(page)).convert("RGB"), "JPEG", quality=int(rng.integers(75, 93)))

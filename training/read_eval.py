@@ -300,12 +300,12 @@ def read_not_numbers(
     ``not_number_evidence`` of ``count`` of them."""
     out = {}
     for family in families:
-        splits = [(family, lambda: split_uploads(make_not_numbers(family, count, seed)))]  # noqa: B023
-        if family in DRAWN_NOT_NUMBERS:
-            strokes = f"{family}, sent as strokes"
-            splits.append((strokes, lambda: split_drawings(pen_drawings(family, count, seed))))  # noqa: B023
-        for label, split in splits:
-            pictures = split()
+        for drawn in (False, True) if family in DRAWN_NOT_NUMBERS else (False,):
+            label = f"{family}, sent as strokes" if drawn else family
+            pictures = (
+                split_drawings(pen_drawings(family, count, seed)) if drawn
+                else split_uploads(make_not_numbers(family, count, seed))
+            )  # fmt: skip
             out[label] = {}
             for m, head in heads.items():
                 out[label][m] = not_number_evidence(head, pictures, answer(head, pictures))
