@@ -40,6 +40,7 @@ from .decode import (
     to_gray,
 )
 from .displays import MIN_BARS, bars_joined, digits_of_display
+from .edge_bands import without_edge_bands
 from .guides import guides_removed
 from .imageops import coarse_copy, dilate3, median, noise_sigma
 from .mnist_box import BOX, MID_SIZE, SIZE, centred, ink_box, mnist_like, resize, stroke_width, thicken
@@ -141,6 +142,8 @@ def _fitted(
         k = math.ceil(SMALL_SIDE / max(x.shape))
         x = resize(x, x.shape[1] * k, x.shape[0] * k, Image.Resampling.BICUBIC)
     x, sigma = ink(x)
+    if upload:
+        x = without_edge_bands(x, BOX_LEVEL)
     coarse, f = coarse_copy(x)
     peak = float(coarse.max())
     # Only isolated bright pixels: noise, not strokes. A faint coarse peak still counts when it stands
@@ -268,7 +271,7 @@ def small_writing(gray: np.ndarray, side: int, lines: bool = False) -> tuple[int
         return None
     try:
         x, sigma = ink_above_paper(gray)
-        coarse, f = coarse_copy(x)
+        coarse, f = coarse_copy(without_edge_bands(x, BOX_LEVEL))
         peak = float(coarse.max())
         r0, r1, c0, c1 = ink_box(coarse, max(BOX_LEVEL * peak, GRAIN * sigma / f))
     except NoInk:

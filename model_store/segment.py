@@ -21,6 +21,7 @@ from .components import component_boxes, grown, label_components, loops_round_wr
 from .decode import ImageTooLarge, NoInk, by_luminance_then_colour, full_size, to_gray
 from .displays import bars_joined, digits_of_display
 from .drawing import Drawn, Layer
+from .edge_bands import without_edge_bands
 from .guides import page_guides_removed
 from .marks import Mark, find_marks
 from .mnist_box import stroke_width
@@ -168,6 +169,11 @@ def read_page(
     if n == 0:
         raise NoInk("no ink found: the picture is empty")
     display = digits_of_display(mask, labels, n)  # a display's bars: one mark per digit
+    if display is None and layers is None:  # a screenshot of the app it was drawn in? (the pad has none)
+        kept = without_edge_bands(x, INK)  # a display's bars at its end would pass for a tool panel
+        if kept is not x:
+            x, mask = kept, kept > INK
+            labels, n = label_components(mask)
     if display is not None:
         labels, n = display.labels, display.count
     every = _parts(labels, n)

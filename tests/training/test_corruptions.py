@@ -36,7 +36,8 @@ def test_every_corruption_is_a_seeded_upload(digit: np.ndarray) -> None:
         if name == "tight_crop":  # a thumbnail to a photo, cropped to the digit (a 1 is narrow)
             assert 10 <= max(img.size) <= 240 and min(img.size) >= 1, (name, img.size)
             continue
-        most = 3508 if name == "page_scan" else 1600  # an A4 scan at 300 dpi; else up to a 2 MP photo
+        # an A4 scan at 300 dpi; a phone's screenshot (up to 1080 x 2376); else up to a 2 MP photo
+        most = {"page_scan": 3508, "app_screenshot": 2376}.get(name, 1600)
         assert 56 <= max(img.size) <= most and min(img.size) >= 28, (name, img.size)
 
 
