@@ -46,15 +46,22 @@ BAR_ACROSS, BAR_THICK = 0.9, 0.5  # a bar of the app's spans this share of the p
 MARGIN = 0.1  # of the main mark's height: kept round the marks left, for their soft edges
 
 
-def without_edge_bands(x: np.ndarray, share: float) -> np.ndarray:
+Labelled = tuple[np.ndarray, np.ndarray, int]  # a mask, its components' labels and their count
+
+
+def without_edge_bands(x: np.ndarray, share: float, labelled: Labelled | None = None) -> np.ndarray:
     """``x`` (ink over a paper at 0) with the bands of furniture along its edges set to 0; ``x`` itself
-    when it has none. Ink is where it reaches ``share`` of its peak."""
+    when it has none. Ink is where it reaches ``share`` of its peak. ``labelled``: a mask the caller has
+    labelled already (``segment.read_page``), its labels used when it is that ink."""
     if max(x.shape) < MIN_SIDE:
         return x
     on = x > share * float(x.max())
     if runs(on.any(axis=1))[0].size < 2 and runs(on.any(axis=0))[0].size < 2:
         return x  # one band of ink each way: nothing stands apart from the writing
-    labels, n = label_components(on)
+    if labelled is not None and np.array_equal(labelled[0], on):
+        labels, n = labelled[1:]
+    else:
+        labels, n = label_components(on)
     boxes = component_boxes(labels, n)[0]  # x0, y0, x1, y1 (exclusive)
     boxes = np.column_stack([boxes, boxes[:, 3] - boxes[:, 1]])  # and each mark's height
     width, tall = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]

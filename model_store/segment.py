@@ -170,7 +170,7 @@ def read_page(
         raise NoInk("no ink found: the picture is empty")
     display = digits_of_display(mask, labels, n)  # a display's bars: one mark per digit
     if display is None and layers is None:  # a screenshot of the app it was drawn in? (the pad has none)
-        kept = without_edge_bands(x, INK)  # a display's bars at its end would pass for a tool panel
+        kept = without_edge_bands(x, INK, (mask, labels, n))  # a display's end would pass for a tool panel
         if kept is not x:
             x, mask = kept, kept > INK
             labels, n = label_components(mask)

@@ -40,7 +40,7 @@ from .photo_corruptions import (
     photo_of_page,
     uneven_paper,
 )
-from .screen_corruptions import app_screenshot
+from .screen_corruptions import screenshot_of
 
 
 def clean(u8: np.ndarray, rng: np.random.Generator) -> bytes:
@@ -195,7 +195,7 @@ FAMILIES: dict[str, dict[str, Corruption]] = {
     "light": {"glare": glare},  # and this
     "framing": {"tight_crop": tight_crop},  # and this
     "board": {"chalk_board": chalk_board},  # and this
-    "screen": {"app_screenshot": app_screenshot},  # and this last
+    "screen": {"app_screenshot": screenshot_of},  # and this last
 }
 CORRUPTIONS: dict[str, Corruption] = {n: f for fam in FAMILIES.values() for n, f in fam.items()}
 FAMILY_OF: dict[str, str] = {n: fam for fam, group in FAMILIES.items() for n in group}

@@ -1,8 +1,8 @@
 """A digit drawn in a drawing app and sent as a screenshot of the app: the canvas with the app's chrome
 round it (a phone's status bar, toolbar, colour palette and gesture bar, or a desktop window's title bar,
 menus, tool panel and colour grid). The chrome is ink too, of every colour, often larger in area than the
-digit; a person sees at once which mark was drawn. ``app_screenshot`` is `robustness`'s corruption;
-``screenshot_of`` draws any writing so (a whole number: ``scripts/numbers_seen.py``)."""
+digit; a person sees at once which mark was drawn. ``screenshot_of`` draws any writing so: a digit
+(`robustness`'s ``app_screenshot``), a whole number (``scripts/numbers_seen.py``)."""
 
 from __future__ import annotations
 
@@ -186,11 +186,6 @@ def _desktop(glyph: np.ndarray, rng: np.random.Generator) -> Image.Image:
     pen = PENS[int(rng.integers(len(PENS)))]
     _written_on(shot, glyph, (cx0 + margin, cy0 + margin, cx0 + cw - margin, cy0 + ch - margin), pen, rng)
     return shot
-
-
-def app_screenshot(u8: np.ndarray, rng: np.random.Generator) -> bytes:
-    """The digit drawn in a drawing app, sent as a screenshot (``screenshot_of``)."""
-    return screenshot_of(u8, rng)
 
 
 def screenshot_of(glyph: np.ndarray, rng: np.random.Generator) -> bytes:
