@@ -23,6 +23,7 @@ from .imageops import (
     shifts,
     upsample,
 )
+from .screen_canvas import canvas_only
 
 SHEET_CONTRAST = 0.2  # a photographed sheet is at least this much lighter than the surface it lies on
 MIN_SHEET = 0.04  # a sheet smaller than the surface around it covers at least this share of the photo
@@ -81,9 +82,13 @@ def surface_removed(gray: np.ndarray) -> np.ndarray:
     with the board's level, dark writing on a light board. A plate on a wall (a house number), dark with
     light figures on a lighter wall or light with dark figures on a darker one, comes back the same way:
     dark figures on the plate's level, its printed frame painted over too. Anything else (a scan, a
-    canvas, a page filling the frame, light ink on a dark board filling it) is returned as it is."""
+    canvas, a page filling the frame, light ink on a dark board filling it) is returned as it is. First, a
+    screenshot of a drawing app: all but its flat canvas painted with its level (``screen_canvas``)."""
     if min(gray.shape) < 64:
         return gray
+    canvas = canvas_only(gray)  # a screenshot of a drawing app: its flat canvas's straight edges
+    if canvas is not gray:
+        return canvas
     coarse, f = coarse_copy(gray)
     painted = _on_plate(gray, coarse, f)  # a light plate, before it is taken for a note and kept framed
     if painted is not gray:

@@ -1,0 +1,121 @@
+"""A drawing app's canvas in a screenshot: the flat rectangle the writing was drawn on, and round it the
+app (a phone's bars, toolbar, slider and palette; a desktop window's menus, tools and the gray
+workspace round the sheet; a browser round a web page's canvas) painted over with the canvas's level.
+The first look of ``sheet.surface_removed``, so ``/predict`` and ``/read`` alike.
+
+A screen paints its canvas in one flat colour, edge to edge, with straight sides that step to another
+colour. Paper does neither: a photographed sheet is shaded and seldom square to the frame, and lines on
+a page (a ruling, a form's box) are thin, with the same paper beyond them. So a canvas is the largest
+region of one of the picture's few flat levels, mostly blank, filling its bounding box to the edges,
+holding writing clear of them, and stepping at each side inside the picture to a band of another level
+at least FURNITURE thick. Without it, a dark theme's white canvas read as ink on a dark paper, and a
+window's gray workspace framed the digit as a box would.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .components import label_components
+from .imageops import frame
+
+TOLERANCE = 4  # of 255: a screen's flat colour varies by no more (JPEG's noise on the reduced picture)
+MIN_CANVAS = 0.04  # the canvas covers at least this share of the picture (a web page's canvas: 5-10%)
+# Of each side of the canvas this share lies at its level, and never two pixels side by side off it (no
+# writing crosses it), its ends aside (CORNER of its length: rounded corners).
+EDGE_FLAT, CORNER = 0.98, 0.05
+FURNITURE = 0.02  # of the picture's longer side (3 px at least): the band beyond each side inside it ...
+OFF_LEVEL = 0.7  # ... of which this share at least is not at the canvas's level (a ruling is a line)
+MIN_WRITING = 0.002  # the canvas holds writing: this share of it off its level at least ...
+BLANK = 0.6  # ... and is mostly blank: this share at its level (a box's outline is a ring round paper)
+FILL = 0.8  # of the pixels within TOLERANCE of a screen's fill lie within one level of it (JPEG'd: 0.94-1)
+MAX_LEVELS = 4  # the most common flat levels tried
+
+
+def canvas_only(gray: np.ndarray) -> np.ndarray:
+    """``gray`` (0..1, the working copy) with all but a drawing app's canvas painted over with the
+    canvas's level; ``gray`` itself when it shows no canvas with something round it."""
+    if min(gray.shape) < 64:
+        return gray
+    grey = np.round(gray * 255).astype(np.int16)  # 0..255: a screen's levels, counted once
+    border = frame(gray.shape)
+    found: list[tuple[tuple[int, int, int, int], int]] = []
+    for level in _flat_levels(grey):
+        at = np.abs(grey - level) <= TOLERANCE
+        if at[border].mean() >= 0.9:  # the paper runs to the frame all round: no window round it
+            continue
+        box = _flat_rectangle(at)
+        if box is not None:
+            found.append((box, level))
+    # A window's workspace (a web page) is a flat rectangle too, the canvas the "writing" on it: the
+    # canvas is one with none inside it, and over the picture's middle (a bar along the top and a phone's
+    # palette in a flat strip of its own are neither).
+    h, w = gray.shape
+    middle = (h // 2, h // 2 + 1, w // 2, w // 2 + 1)
+    inner = [
+        (b, v) for b, v in found if _within(middle, b) and not any(o != b and _within(o, b) for o, _ in found)
+    ]
+    if not inner:
+        return gray
+    (r0, r1, c0, c1), level = inner[0]
+    out = np.full_like(gray, level / 255)
+    out[r0:r1, c0:c1] = gray[r0:r1, c0:c1]
+    return out
+
+
+def _within(inner: tuple[int, int, int, int], outer: tuple[int, int, int, int]) -> bool:
+    """Whether the box ``inner`` (r0, r1, c0, c1) lies within ``outer``."""
+    return outer[0] <= inner[0] and inner[1] <= outer[1] and outer[2] <= inner[2] and inner[3] <= outer[3]
+
+
+def _flat_levels(grey: np.ndarray) -> list[int]:
+    """Up to MAX_LEVELS levels (0..255) that MIN_CANVAS of the picture lies within TOLERANCE of, most
+    common first, each a fill: FILL of those pixels within one level of it (a photo's paper, shaded or
+    grainy, spreads evenly over the band: a third in the middle three levels)."""
+    counts = np.bincount(grey.ravel(), minlength=256)
+    near = np.convolve(counts, np.ones(2 * TOLERANCE + 1, np.int64), mode="same")  # within TOLERANCE of each
+    levels: list[int] = []
+    for p in np.argsort(-counts, kind="stable"):  # the modes: one level per flat colour, however close
+        if near[p] < MIN_CANVAS * grey.size or len(levels) == MAX_LEVELS:
+            break
+        if counts[max(0, p - 1) : p + 2].sum() >= FILL * near[p] and all(
+            abs(int(p) - q) > TOLERANCE for q in levels
+        ):
+            levels.append(int(p))
+    return levels
+
+
+def _flat_rectangle(at: np.ndarray) -> tuple[int, int, int, int] | None:
+    """Rows r0:r1 and columns c0:c1 of the canvas: the largest region of ``at`` (the pixels at one flat
+    level), when it is one as ``canvas_only`` describes; None otherwise."""
+    labels, n = label_components(at)
+    if n == 0:
+        return None
+    sizes = np.bincount(labels.ravel())
+    sizes[0] = 0
+    region = labels == int(np.argmax(sizes))
+    rows, cols = np.flatnonzero(region.any(axis=1)), np.flatnonzero(region.any(axis=0))
+    r0, r1, c0, c1 = int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
+    h, w = at.shape
+    if (r1 - r0) * (c1 - c0) < MIN_CANVAS * at.size or (r0, r1, c0, c1) == (0, h, 0, w):
+        return None
+    inside = region[r0:r1, c0:c1]
+    dy, dx = max(1, round(CORNER * (r1 - r0))), max(1, round(CORNER * (c1 - c0)))
+    # A side's second row or column: the first may be a blend with what lies beyond it (the picture was
+    # reduced), and there a slider's knob or a swatch's edge is no stroke across it.
+    for side in (inside[1, dx:-dx], inside[-2, dx:-dx], inside[dy:-dy, 1], inside[dy:-dy, -2]):
+        off = ~side
+        if side.mean() < EDGE_FLAT or (off[1:] & off[:-1]).any():  # a stroke crosses it: no canvas's edge
+            return None
+    if not MIN_WRITING <= 1.0 - inside.mean() <= 1.0 - BLANK:
+        return None
+    band = max(3, round(FURNITURE * max(h, w)))
+    beyond = [
+        at[max(0, r0 - band) : r0, c0:c1],
+        at[r1 : r1 + band, c0:c1],
+        at[r0:r1, max(0, c0 - band) : c0],
+        at[r0:r1, c1 : c1 + band],
+    ]
+    if any(b.size and b.mean() > 1.0 - OFF_LEVEL for b in beyond):
+        return None
+    return r0, r1, c0, c1
