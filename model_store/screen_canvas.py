@@ -38,13 +38,12 @@ def canvas_only(gray: np.ndarray) -> np.ndarray:
     if min(gray.shape) < 64:
         return gray
     grey = np.round(gray * 255).astype(np.int16)  # 0..255: a screen's levels, counted once
-    border = frame(gray.shape)
+    edge = grey[frame(gray.shape)]
     found: list[tuple[tuple[int, int, int, int], int]] = []
     for level in _flat_levels(grey):
-        at = np.abs(grey - level) <= TOLERANCE
-        if at[border].mean() >= 0.9:  # the paper runs to the frame all round: no window round it
+        if (np.abs(edge - level) <= TOLERANCE).mean() >= 0.9:  # the paper runs to the frame all round
             continue
-        box = _flat_rectangle(at)
+        box = _flat_rectangle(np.abs(grey - level) <= TOLERANCE)
         if box is not None:
             found.append((box, level))
     # A window's workspace (a web page) is a flat rectangle too, the canvas the "writing" on it: the
