@@ -217,6 +217,19 @@ def to_gray(img: Image.Image) -> np.ndarray:
     return gray * alpha + background * (1.0 - alpha)
 
 
+def luminance(img: Image.Image, side: int) -> np.ndarray | None:
+    """The luminance (0..255, int16) of an opaque 8-bit picture at most ``side`` px a side, reduced by
+    averaging as ``to_gray`` reduces: a finer copy than the working one, where a line a pixel wide still
+    shows. None for a picture with transparent pixels or more than 8 bits a channel."""
+    if img.mode.startswith("I") or img.mode == "F":
+        return None
+    if (img.mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in img.info) and not _opaque(img):
+        return None
+    factor = math.ceil(max(img.size) / side)
+    gray = img.convert("RGB").convert("L") if img.mode in ("La", "LAB", "RGBa", "PA") else img.convert("L")
+    return np.asarray(gray.reduce(factor) if factor > 1 else gray).astype(np.int16)
+
+
 def _opaque(img: Image.Image) -> bool:
     """Whether a picture with an alpha channel covers every pixel (a canvas exported as RGBA)."""
     return img.convert("RGBA").getchannel("A").getextrema()[0] >= OPAQUE

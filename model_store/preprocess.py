@@ -55,6 +55,7 @@ from .paper import (
     white_on_black,
 )
 from .rulings import runs
+from .screen_pad import pad_only
 from .shadows import shadow_lifted
 from .sheet import surface_removed
 
@@ -230,7 +231,7 @@ def preprocess_bytes(data: bytes, max_pixels: int) -> np.ndarray:
 def _upload(data: bytes, max_pixels: int, img: Image.Image) -> np.ndarray:
     """``preprocess_bytes`` of the picture ``img`` (decoded from ``data``)."""
     seen = to_gray(img)
-    gray = surface_removed(seen)
+    gray = surface_removed(pad_only(img, seen))  # a web page's pad outlined on its card, then the surface
     try:
         return _digit(data, max_pixels, img, seen, gray)
     except NoInk:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .components import label_components
+from .components import component_boxes, label_components
 from .imageops import frame
 
 TOLERANCE = 4  # of 255: a screen's flat colour varies by no more (JPEG's noise on the reduced picture)
@@ -30,6 +30,7 @@ MIN_WRITING = 0.002  # the canvas holds writing: this share of it off its level 
 BLANK = 0.6  # ... and is mostly blank: this share at its level (a box's outline is a ring round paper)
 FILL = 0.8  # of the pixels within TOLERANCE of a screen's fill lie within one level of it (JPEG'd: 0.94-1)
 MAX_LEVELS = 4  # the most common flat levels tried
+ASIDE_ASPECT = 2.5  # a canvas off the picture's middle is at most this many times as long as wide
 
 
 def canvas_only(gray: np.ndarray) -> np.ndarray:
@@ -40,34 +41,75 @@ def canvas_only(gray: np.ndarray) -> np.ndarray:
     grey = np.round(gray * 255).astype(np.int16)  # 0..255: a screen's levels, counted once
     edge = grey[frame(gray.shape)]
     found: list[tuple[tuple[int, int, int, int], int]] = []
-    for level in _flat_levels(grey):
+    for level in flat_levels(grey):
         if (np.abs(edge - level) <= TOLERANCE).mean() >= 0.9:  # the paper runs to the frame all round
             continue
         box = _flat_rectangle(np.abs(grey - level) <= TOLERANCE)
         if box is not None:
             found.append((box, level))
     # A window's workspace (a web page) is a flat rectangle too, the canvas the "writing" on it: the
-    # canvas is one with none inside it, and over the picture's middle (a bar along the top and a phone's
-    # palette in a flat strip of its own are neither).
+    # canvas is one with none inside it, over the picture's middle or else no strip (a bar along the top
+    # and a phone's palette in a flat strip of its own are neither), and of those the one most like one
+    # drawing (a web page's pad beside the card of the answer).
     h, w = gray.shape
     middle = (h // 2, h // 2 + 1, w // 2, w // 2 + 1)
     inner = [
-        (b, v) for b, v in found if _within(middle, b) and not any(o != b and _within(o, b) for o, _ in found)
+        (b, v)
+        for b, v in found
+        if not any(o != b and within(o, b) for o, _ in found)
+        and (within(middle, b) or _aspect(b) <= ASIDE_ASPECT)
     ]
     if not inner:
         return gray
-    (r0, r1, c0, c1), level = inner[0]
+    (r0, r1, c0, c1), level = (
+        inner[0]
+        if len(inner) == 1
+        else max(inner, key=lambda p: drawing_like(p[0], np.abs(grey - p[1]) <= TOLERANCE))
+    )
     out = np.full_like(gray, level / 255)
     out[r0:r1, c0:c1] = gray[r0:r1, c0:c1]
     return out
 
 
-def _within(inner: tuple[int, int, int, int], outer: tuple[int, int, int, int]) -> bool:
+def drawing_like(box: tuple[int, int, int, int], at: np.ndarray) -> float:
+    """How much the canvas or pad ``box`` (of ``at``, the pixels at its level) holds one drawing: its
+    tallest mark's height over the number of its marks. A drawing is one to a few marks, digits taller
+    than wide; a card holds many, each lower (a heading's letters, probability bars as wide as the card,
+    a printed answer)."""
+    r0, r1, c0, c1 = box
+    labels, n = label_components(~at[r0:r1, c0:c1])
+    if n == 0:
+        return 0.0
+    boxes = component_boxes(labels, n)[0]
+    return float((boxes[:, 3] - boxes[:, 1]).max()) / n
+
+
+def sides_clear(inside: np.ndarray) -> bool:
+    """Whether a region (``inside``: its bounding box, True at its level) fills the box to its edges: each
+    side's second row or column lies at the level over EDGE_FLAT of it, never two pixels side by side off
+    it (a stroke crosses it: no canvas's edge), its ends (CORNER of it) aside. The second: the first may be
+    a blend with what lies beyond it (the picture was reduced), and there a slider's knob or a swatch's
+    edge is no stroke across it."""
+    dy, dx = max(1, round(CORNER * inside.shape[0])), max(1, round(CORNER * inside.shape[1]))
+    for side in (inside[1, dx:-dx], inside[-2, dx:-dx], inside[dy:-dy, 1], inside[dy:-dy, -2]):
+        off = ~side
+        if side.mean() < EDGE_FLAT or (off[1:] & off[:-1]).any():
+            return False
+    return True
+
+
+def _aspect(box: tuple[int, int, int, int]) -> float:
+    """How many times as long as wide the box (r0, r1, c0, c1) is."""
+    h, w = box[1] - box[0], box[3] - box[2]
+    return max(h, w) / min(h, w)
+
+
+def within(inner: tuple[int, int, int, int], outer: tuple[int, int, int, int]) -> bool:
     """Whether the box ``inner`` (r0, r1, c0, c1) lies within ``outer``."""
     return outer[0] <= inner[0] and inner[1] <= outer[1] and outer[2] <= inner[2] and inner[3] <= outer[3]
 
 
-def _flat_levels(grey: np.ndarray) -> list[int]:
+def flat_levels(grey: np.ndarray) -> list[int]:
     """Up to MAX_LEVELS levels (0..255) that MIN_CANVAS of the picture lies within TOLERANCE of, most
     common first, each a fill: FILL of those pixels within one level of it (a photo's paper, shaded or
     grainy, spreads evenly over the band: a third in the middle three levels)."""
@@ -99,14 +141,7 @@ def _flat_rectangle(at: np.ndarray) -> tuple[int, int, int, int] | None:
     if (r1 - r0) * (c1 - c0) < MIN_CANVAS * at.size or (r0, r1, c0, c1) == (0, h, 0, w):
         return None
     inside = region[r0:r1, c0:c1]
-    dy, dx = max(1, round(CORNER * (r1 - r0))), max(1, round(CORNER * (c1 - c0)))
-    # A side's second row or column: the first may be a blend with what lies beyond it (the picture was
-    # reduced), and there a slider's knob or a swatch's edge is no stroke across it.
-    for side in (inside[1, dx:-dx], inside[-2, dx:-dx], inside[dy:-dy, 1], inside[dy:-dy, -2]):
-        off = ~side
-        if side.mean() < EDGE_FLAT or (off[1:] & off[:-1]).any():  # a stroke crosses it: no canvas's edge
-            return None
-    if not MIN_WRITING <= 1.0 - inside.mean() <= 1.0 - BLANK:
+    if not sides_clear(inside) or not MIN_WRITING <= 1.0 - inside.mean() <= 1.0 - BLANK:
         return None
     band = max(3, round(FURNITURE * max(h, w)))
     beyond = [

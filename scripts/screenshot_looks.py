@@ -6,7 +6,12 @@ Prints the share read right (and called "not a digit") per model:
   dark theme with a dark or a white canvas, a desktop window's light or dark theme;
 - in six layouts that generator never draws: a rounded canvas with a drop shadow, an off-white canvas with
   grain, a dotted canvas, a tablet's side panel, a canvas with a border line, a browser window round a web
-  page's small black canvas (30% of them sent as JPEG).
+  page's small black canvas;
+- in three web demos (``model_store.screen_pad``): a classifier's demo page, which the step was written
+  against; a Gradio-style app, which mended its first version; a Streamlit-style app, written after the
+  step and measured once (docs/robustness.md#a-web-pages-pad).
+
+30% of the layouts are sent as JPEG.
 
     .venv/bin/python scripts/screenshot_looks.py --data-root .devdata            # 400 digits, seed 1000
     .venv/bin/python scripts/screenshot_looks.py --data-root .devdata --count 200 --seed 7
@@ -19,10 +24,11 @@ import io
 from collections.abc import Callable
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFilter
+from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 from training.data import load_split
 from training.evaluate import answers_of, preprocess_uploads, served_outputs, serving_heads
+from training.numbers import FONT_DIR
 from training.screen_corruptions import screenshot_of
 
 RGB = tuple[int, int, int]
@@ -132,6 +138,174 @@ def bordered(glyph: np.ndarray, rng: np.random.Generator) -> Image.Image:
     return _written(shot, glyph, (80, 130, w - 80, h - 80), (0, 0, 0), rng)
 
 
+def _font(bold: bool, size: float) -> ImageFont.FreeTypeFont:
+    return ImageFont.truetype(
+        str(FONT_DIR / ("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf")), round(size)
+    )
+
+
+def demo_page(glyph: np.ndarray, rng: np.random.Generator) -> Image.Image:
+    """A digit classifier's web demo, as a desktop or a phone shows it: a white pad outlined by a thin
+    line on a card (or the page) of the same white, a heading over it, buttons under it, and the result
+    beside it or below: a printed digit (any digit: a page shown mid-update) and ten probability bars."""
+    phone, dark = rng.random() < 0.5, rng.random() < 0.3
+    s = float(rng.choice([2, 3])) if phone else 1.0
+    w, h = (round(390 * s), round(844 * s)) if phone else (1280, 800)
+    page = (18, 20, 26) if dark else ((255, 255, 255) if rng.random() < 0.3 else (243, 244, 248))
+    card, text = ((30, 34, 42), (230, 232, 236)) if dark else ((255, 255, 255), (25, 28, 36))
+    line = (60, 66, 78) if dark else tuple(int(v) for v in rng.integers(205, 236, 3))
+    shot = Image.new("RGB", (w, h), page)
+    draw = ImageDraw.Draw(shot)
+    u = s * float(rng.uniform(0.9, 1.15))  # CSS pixels
+    x0, y0 = 20 * u, 90 * u
+    side = (w - 2 * x0 - 40 * u) if phone else float(rng.uniform(300, 400))
+    cw = side + 40 * u
+    draw.text((x0, 30 * u), "Digit classifier", text, _font(True, 24 * u))
+    draw.rounded_rectangle(
+        [x0, y0, x0 + cw, y0 + side + 170 * u], 12 * u, card, outline=line if page == card else None
+    )
+    draw.text((x0 + 20 * u, y0 + 16 * u), "Draw a digit", text, _font(True, 18 * u))
+    pad = (x0 + 20 * u, y0 + 50 * u, x0 + 20 * u + side, y0 + 50 * u + side)
+    radius = float(rng.choice([0, 6, 12])) * u
+    draw.rounded_rectangle(pad, radius, (255, 255, 255), outline=line, width=max(1, round(u)))
+    by = pad[3] + 16 * u
+    accent = tuple(int(v) for v in rng.integers(30, 200, 3))
+    draw.rounded_rectangle(
+        [pad[0], by, pad[0] + 90 * u, by + 40 * u], 8 * u, card, outline=line, width=max(1, round(u))
+    )
+    draw.text((pad[0] + 22 * u, by + 10 * u), "Clear", text, _font(True, 16 * u))
+    draw.rounded_rectangle([pad[2] - 110 * u, by, pad[2], by + 40 * u], 8 * u, accent)
+    draw.text((pad[2] - 88 * u, by + 10 * u), "Predict", (255, 255, 255), _font(True, 16 * u))
+    # The result: beside the card on a desktop, below it on a phone.
+    rx, ry = (x0, y0 + side + 190 * u) if phone else (x0 + cw + 30 * u, y0)
+    draw.rounded_rectangle([rx, ry, rx + (w - 2 * x0 if phone else 360 * u), ry + 420 * u], 12 * u, card,
+                           outline=line if page == card else None)  # fmt: skip
+    tint = tuple(int(0.85 * c + 0.15 * a) for c, a in zip(card, accent, strict=True))
+    draw.rounded_rectangle([rx + 20 * u, ry + 20 * u, rx + 110 * u, ry + 110 * u], 12 * u, tint)
+    draw.text((rx + 42 * u, ry + 26 * u), str(int(rng.integers(10))), accent, _font(True, 70 * u))
+    draw.text(
+        (rx + 130 * u, ry + 40 * u), f"{rng.uniform(50, 99.9):.1f}% confidence", text, _font(True, 18 * u)
+    )
+    for k in range(10):
+        y = ry + (135 + 28 * k) * u
+        draw.text((rx + 20 * u, y), str(k), text, _font(True, 14 * u))
+        draw.rounded_rectangle([rx + 45 * u, y + 5 * u, rx + 245 * u, y + 13 * u], 4 * u, tint)
+        draw.rounded_rectangle([rx + 45 * u, y + 5 * u, rx + (47 + 198 * rng.random() ** 4) * u, y + 13 * u],
+                               4 * u, accent)  # fmt: skip
+    inset = 0.08 * side
+    return _written(
+        shot, glyph, (pad[0] + inset, pad[1] + inset, pad[2] - inset, pad[3] - inset), (17, 17, 17), rng
+    )
+
+
+def sketchpad_app(glyph: np.ndarray, rng: np.random.Generator) -> Image.Image:
+    """A Gradio-style app on a white page: a sketchpad block outlined in light gray with its label in a
+    chip on the block's corner and tool icons in its top row, a gray and an orange button under it, and
+    the label output beside it (or below it on a phone): the top class in large print over three rows of
+    confidence bars."""
+    phone = rng.random() < 0.4
+    s = 2.0 if phone else 1.0
+    w, h = (round(400 * s), round(860 * s)) if phone else (1280, 720)
+    shot = Image.new("RGB", (w, h), (255, 255, 255))
+    draw = ImageDraw.Draw(shot)
+    line, text, muted = (229, 231, 235), (31, 41, 55), (107, 114, 128)
+    x0, y0 = 16 * s, 16 * s
+    bw = w - 32 * s if phone else 600.0
+    bh = bw if phone else 420.0
+    draw.rounded_rectangle([x0, y0, x0 + bw, y0 + bh], 8 * s, (255, 255, 255), outline=line, width=round(s))
+    draw.rounded_rectangle(
+        [x0, y0, x0 + 96 * s, y0 + 24 * s], 6 * s, (255, 255, 255), outline=line, width=round(s)
+    )
+    draw.text((x0 + 10 * s, y0 + 5 * s), "Sketchpad", muted, _font(False, 12 * s))
+    for k in range(3):  # brush, eraser, undo
+        cx = x0 + bw - (20 + 28 * k) * s
+        draw.rounded_rectangle(
+            [cx - 9 * s, y0 + 8 * s, cx + 9 * s, y0 + 26 * s], 3 * s, outline=muted, width=round(2 * s)
+        )
+    by = y0 + bh + 12 * s
+    half = (bw - 12 * s) / 2
+    draw.rounded_rectangle([x0, by, x0 + half, by + 40 * s], 8 * s, (243, 244, 246))
+    draw.text((x0 + half / 2 - 20 * s, by + 11 * s), "Clear", text, _font(False, 15 * s))
+    draw.rounded_rectangle([x0 + half + 12 * s, by, x0 + bw, by + 40 * s], 8 * s, (249, 115, 22))
+    draw.text((x0 + 1.5 * half - 10 * s, by + 11 * s), "Submit", (255, 255, 255), _font(True, 15 * s))
+    ox, oy = (x0, by + 60 * s) if phone else (x0 + bw + 24, y0)
+    ow = bw if phone else w - ox - 16
+    draw.rounded_rectangle(
+        [ox, oy, ox + ow, oy + 250 * s], 8 * s, (255, 255, 255), outline=line, width=round(s)
+    )
+    draw.text((ox + 10 * s, oy + 5 * s), "Label", muted, _font(False, 12 * s))
+    classes = rng.permutation(10)[:3]
+    draw.text((ox + ow / 2 - 20 * s, oy + 30 * s), str(classes[0]), text, _font(True, 48 * s))
+    for k, c in enumerate(classes):
+        y = oy + (110 + 44 * k) * s
+        share = float(rng.uniform(0.5, 1.0)) if k == 0 else float(rng.uniform(0, 0.3))
+        draw.rounded_rectangle([ox + 12 * s, y, ox + ow - 12 * s, y + 30 * s], 6 * s, (243, 244, 246))
+        draw.rounded_rectangle(
+            [ox + 12 * s, y, ox + 12 * s + share * (ow - 24 * s), y + 30 * s], 6 * s, (254, 215, 170)
+        )
+        draw.text((ox + 20 * s, y + 7 * s), str(c), text, _font(False, 14 * s))
+        draw.text((ox + ow - 60 * s, y + 7 * s), f"{share:.0%}", text, _font(False, 14 * s))
+    m = 0.12 * bw
+    return _written(shot, glyph, (x0 + m, y0 + 40 * s, x0 + bw - m, y0 + bh - m), (0, 0, 0), rng)
+
+
+def streamlit_app(glyph: np.ndarray, rng: np.random.Generator) -> Image.Image:
+    """A Streamlit-style app: on a desktop a gray sidebar of widgets (labels, a slider, a select box)
+    beside the main column, on a phone the main column alone; in it a title, a caption, a light gray
+    canvas (a white one outlined on some), a row of tool icons, a button outlined in red and the
+    prediction as text over a bar chart of ten blue bars."""
+    phone = rng.random() < 0.3
+    s = 2.0 if phone else 1.0
+    w, h = (round(390 * s), round(844 * s)) if phone else (1366, 768)
+    shot = Image.new("RGB", (w, h), (255, 255, 255))
+    draw = ImageDraw.Draw(shot)
+    text, muted = (49, 51, 63), (128, 132, 149)
+    x0 = 24 * s
+    if not phone:
+        draw.rectangle([0, 0, 300, h], (240, 242, 246))
+        for k, label in enumerate(("Stroke width", "Drawing mode", "Model")):
+            y = 80 + 110 * k
+            draw.text((24, y), label, text, _font(False, 14))
+            if k == 0:
+                draw.line([(24, y + 40), (276, y + 40)], (255, 75, 75), 4)
+                draw.ellipse([110, y + 32, 126, y + 48], (255, 75, 75))
+            else:
+                draw.rounded_rectangle([24, y + 25, 276, y + 65], 6, (255, 255, 255), outline=(214, 216, 222))
+                draw.text((36, y + 36), ("freedraw", "cnn-mnist")[k - 1], text, _font(False, 14))
+        x0 = 360.0
+    draw.text((x0, 30 * s), "Digit recognizer", text, _font(True, 30 * s))
+    draw.text((x0, 80 * s), "Draw a digit below and press Predict.", muted, _font(False, 14 * s))
+    side = 280 * s
+    cy = 115 * s
+    if rng.random() < 0.5:
+        draw.rectangle([x0, cy, x0 + side, cy + side], (238, 238, 238))
+    else:
+        draw.rectangle(
+            [x0, cy, x0 + side, cy + side], (255, 255, 255), outline=(200, 200, 200), width=round(s)
+        )
+    for k in range(3):
+        ix = x0 + (12 + 30 * k) * s
+        draw.rounded_rectangle(
+            [ix, cy + side + 8 * s, ix + 18 * s, cy + side + 26 * s], 3 * s, outline=muted, width=round(2 * s)
+        )
+    by = cy + side + 40 * s
+    draw.rounded_rectangle(
+        [x0, by, x0 + 90 * s, by + 38 * s], 8 * s, (255, 255, 255), outline=(255, 75, 75), width=round(s)
+    )
+    draw.text((x0 + 18 * s, by + 10 * s), "Predict", text, _font(False, 15 * s))
+    rx, ry = (x0, by + 60 * s) if phone else (x0 + side + 60, cy)
+    draw.text((rx, ry), f"Prediction: {int(rng.integers(10))}", text, _font(True, 20 * s))
+    heights = rng.random(10) ** 3
+    for k in range(10):
+        bx = rx + (20 + 28 * k) * s
+        top = ry + (60 + 150 * (1 - heights[k])) * s
+        draw.rectangle([bx, top, bx + 20 * s, ry + 210 * s], (0, 104, 201))
+        draw.text((bx + 6 * s, ry + 216 * s), str(k), muted, _font(False, 11 * s))
+    return _written(
+        shot, glyph, (x0 + 30 * s, cy + 30 * s, x0 + side - 30 * s, cy + side - 30 * s), (0, 0, 0), rng
+    )
+
+
 def web_page(glyph: np.ndarray, rng: np.random.Generator) -> Image.Image:
     w, h = 1280, 900
     shot = Image.new("RGB", (w, h), (255, 255, 255))
@@ -154,6 +328,9 @@ LAYOUTS: dict[str, Callable[[np.ndarray, np.random.Generator], Image.Image]] = {
     "tablet, side panel": tablet_panel,
     "canvas with a border line": bordered,
     "web page, small black canvas": web_page,
+    "a classifier's demo page": demo_page,
+    "a Gradio-style sketchpad app": sketchpad_app,
+    "a Streamlit-style app": streamlit_app,
 }
 
 

@@ -7,13 +7,14 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFont
 
 from model_store import sheet
 from model_store.preprocess import preprocess_bytes
 from model_store.screen_canvas import canvas_only
 from testkit.digits import similarity
 from testkit.images import png_bytes
+from training.numbers import FONT_DIR
 from training.pen_numbers import digit_strokes
 
 Box = tuple[float, float, float, float]
@@ -71,6 +72,28 @@ def web_page(d: int) -> tuple[Image.Image, Image.Image]:
     return _with_alone(img, "black", d, (560, 230, 720, 530), (255, 255, 255))
 
 
+def dark_demo(d: int) -> tuple[Image.Image, Image.Image]:
+    """A dark web page: a white pad on a card at the left, the answer's card over the picture's middle (a
+    flat dark rectangle too, holding a printed digit and ten bars with their labels); and its pad alone."""
+    w, h = 1280, 800
+    img = Image.new("RGB", (w, h), (18, 20, 26))
+    draw = ImageDraw.Draw(img)
+    draw.rounded_rectangle([20, 90, 460, 650], 12, (30, 34, 42))
+    draw.rectangle([40, 130, 440, 530], "white")
+    draw.rounded_rectangle([340, 550, 440, 590], 8, (120, 90, 200))
+    draw.rounded_rectangle([480, 90, 860, 560], 12, (30, 34, 42))
+    draw.text(
+        (520, 110),
+        str((d + 3) % 10),
+        (150, 120, 230),
+        ImageFont.truetype(str(FONT_DIR / "DejaVuSans-Bold.ttf"), 70),
+    )
+    for k in range(10):
+        draw.text((500, 220 + 30 * k), str(k), (230, 232, 236))
+        draw.rounded_rectangle([525, 222 + 30 * k, 535 + 18 * k, 230 + 30 * k], 4, (120, 90, 200))
+    return _with_alone(img, "white", d, (160, 180, 320, 480), (17, 17, 17))
+
+
 def _with_alone(
     shot: Image.Image, canvas: str, d: int, box: Box, pen: tuple[int, int, int]
 ) -> tuple[Image.Image, Image.Image]:
@@ -93,7 +116,8 @@ def digit_of(picture: Image.Image) -> np.ndarray:
 def test_the_app_round_a_canvas_is_not_the_digit(app: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each digit comes out as it does in a picture all canvas. Without the step the app spoils some or
     all of them: a dark theme's white canvas is taken for ink (0.3-0.65 alike), a workspace frames the
-    digit as a box would (0.05-0.25), a page's black canvas is taken for the ink of a 1 or a 7 (0.2)."""
+    digit as a box would (0.05-0.25), a page's black canvas is taken for the ink of a 1 or a 7 (0.2), the
+    answer's card is read with the pad."""
     shots = [APPS[app](d) for d in range(10)]
 
     def scores() -> list[float]:
@@ -117,6 +141,19 @@ def test_the_canvas_is_painted_to_its_level_and_kept() -> None:
     canvas = (slice(46, 148), slice(10, 255))  # inside the canvas's rows 42.9:151.4, columns 7.5:257.5
     assert np.array_equal(out[canvas], gray[canvas])
     assert (out[:40] == 1.0).all() and (out[155:] == 1.0).all() and (out[:, 260:] == 1.0).all()
+
+
+def test_of_two_canvases_the_one_holding_a_drawing_is_taken() -> None:
+    """A dark page's answer card over the picture's middle is a flat rectangle holding writing too, but
+    many small marks (a digit and ten bars with their labels); the white pad beside it holds one drawing
+    and is kept, the card painted over with the pad's white."""
+    for d in range(10):
+        shot, _ = dark_demo(d)
+        gray = gray_of(shot.resize((320, 200), Image.Resampling.BOX))
+        out = canvas_only(gray)
+        pad, card = (slice(34, 132), slice(11, 109)), (slice(24, 139), slice(121, 214))
+        assert np.array_equal(out[pad], gray[pad]), d
+        assert (out[card] == 1.0).all(), d
 
 
 def lined_page(d: int) -> Image.Image:

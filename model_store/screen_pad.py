@@ -1,0 +1,182 @@
+"""A web page's drawing pad in a screenshot: a flat rectangle outlined by a thin line on a card (or a page)
+of its own colour, and round it the page (a heading, buttons, the classifier's answer with its printed
+digit and probability bars) painted over with the pad's level. Before ``sheet.surface_removed``, in
+``/predict`` and ``/read`` alike.
+
+``screen_canvas`` finds a canvas by the step to another colour at its sides, and leaves a thin line with
+the same paper beyond it alone (a form's box, a ruling). A web pad is that line round that paper: a
+classifier's demo draws its pad white on a white card, outlined in light gray, and the whole card, with
+the buttons and the answer's digit, was read as the drawing. The outline is a pixel or two wide: in the
+working copy (``decode.WORK_SIZE``), reduced five to ten times, it fades into the paper, so it is sought
+on a finer copy of the picture, and only where the picture was reduced and the working copy shows a
+screen's flat fill (a digit on a display, the loop of its 6 a thin outline round paper, is let go).
+
+A pad is a region of one flat level that fills its bounding box to the edges but for a chip or a tab on
+a corner, mostly blank, holding writing, covering MIN_PAD of the picture, and bounded at each side by a
+line at most LINE thick with its own level beyond the line, where no writing crosses it, and turning at
+its corners (a row of a form's boxes shares lines that run on). Of the pads found, one with none inside
+it (a card outlined as its pad is), most like one drawing.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from PIL import Image
+
+from .components import label_components
+from .decode import luminance
+from .screen_canvas import (
+    BLANK,
+    CORNER,
+    MIN_WRITING,
+    TOLERANCE,
+    drawing_like,
+    flat_levels,
+    within,
+)
+
+FINE_SIZE = 1024  # the outline is sought on a copy at most this many px a side (4K: a 1 px line at 1/4)
+LINE = 3  # a pad's outline is at most this many px thick on that copy
+MIN_PAD = 0.03  # the pad covers at least this share of the picture
+LINE_REACH = 0.15  # each side of a pad is at least this share of the picture's shorter side long
+BEYOND = 0.9  # past its outline, this share of each side lies at the pad's level again (a card's paper)
+RUN = 2 * LINE + 2  # px past a corner along which a form's line runs on
+SIDE_FILL = 0.5  # the pad lies at its level along this share of each side, inside its outline
+
+
+def pad_only(img: Image.Image, gray: np.ndarray) -> np.ndarray:
+    """``gray`` (0..1, the working copy of ``img``) with all but a web page's outlined pad painted over
+    with the pad's level; ``gray`` itself when the picture shows no such pad."""
+    if max(img.size) <= max(gray.shape) or not flat_levels(np.round(gray * 255).astype(np.int16)):
+        return gray  # not reduced (a screenshot is larger), or no screen's flat fill (a photo, a scan)
+    fine = luminance(img, FINE_SIZE)
+    if fine is None:
+        return gray
+    pads: list[tuple[tuple[int, int, int, int], np.ndarray]] = []
+    for level in flat_levels(fine):
+        at = np.abs(fine - level) <= TOLERANCE
+        if _outline_like(at):
+            pads += [(box, at) for box in _pads(at)]
+    inner = [(b, at) for b, at in pads if not any(o != b and within(o, b) for o, _ in pads)]
+    if not inner:
+        return gray
+    r0, r1, c0, c1 = (inner[0] if len(inner) == 1 else max(inner, key=lambda p: drawing_like(*p)))[0]
+    # The pad in the working copy: its pixels wholly inside the outline (those across it are a blend).
+    sy, sx = gray.shape[0] / fine.shape[0], gray.shape[1] / fine.shape[1]
+    r0, r1 = math.ceil(r0 * sy), math.floor(r1 * sy)
+    c0, c1 = math.ceil(c0 * sx), math.floor(c1 * sx)
+    if r1 - r0 < 8 or c1 - c0 < 8:
+        return gray
+    inside = gray[r0:r1, c0:c1]
+    level = np.bincount(np.round(inside * 255).astype(np.int64).ravel(), minlength=256).argmax() / 255
+    out = np.full_like(gray, level)
+    out[r0:r1, c0:c1] = inside
+    return out
+
+
+def _outline_like(at: np.ndarray) -> bool:
+    """Whether the picture has the makings of an outline round a pad (checked before its regions are
+    labelled): two rows and two columns each holding LINE_REACH of the picture's shorter side of pixels
+    off the level with the level again within LINE of them on both sides."""
+    reach = LINE_REACH * min(at.shape)
+    for a in (at, at.T):
+        before, after = np.zeros_like(a), np.zeros_like(a)
+        for k in range(1, LINE + 1):
+            before[k:] |= a[:-k]
+            after[:-k] |= a[k:]
+        if ((~a & before & after).sum(axis=1) >= reach).sum() < 2:
+            return False
+    return True
+
+
+def _pads(at: np.ndarray) -> list[tuple[int, int, int, int]]:
+    """Rows r0:r1 and columns c0:c1 of each region of ``at`` (the pixels at one flat level) that is a pad
+    as this module describes."""
+    # A region is taken as its pixels whose neighbours above and to the left lie at the level too: a
+    # rounded corner's outline, one pixel stepping diagonally, then parts the pad from the card (the
+    # regions are 8-connected).
+    sealed = at.copy()
+    sealed[1:] &= at[:-1]
+    sealed[:, 1:] &= at[:, :-1]
+    labels, n = label_components(sealed)
+    h, w = at.shape
+    sizes = np.bincount(labels.ravel(), minlength=n + 1)
+    found = []
+    for k in np.flatnonzero(sizes >= MIN_PAD * BLANK * at.size):
+        if k == 0:
+            continue
+        region = labels == k
+        rows, cols = np.flatnonzero(region.any(axis=1)), np.flatnonzero(region.any(axis=0))
+        r0, r1, c0, c1 = int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
+        if (r1 - r0) * (c1 - c0) < MIN_PAD * at.size or min(r1 - r0, c1 - c0) < LINE_REACH * min(h, w):
+            continue
+        if r0 < 2 * LINE + 3 or c0 < 2 * LINE + 3 or r1 > h - 2 * LINE - 3 or c1 > w - 2 * LINE - 3:
+            continue  # an outline and the paper beyond it lie round a pad inside the page
+        inside = region[r0:r1, c0:c1]
+        if not MIN_WRITING <= 1.0 - inside.mean() <= 1.0 - BLANK:
+            continue
+        if _filled(inside) and _outlined(sealed, r0, r1, c0, c1) and not _runs_on(at, r0, r1, c0, c1):
+            found.append((r0, r1, c0, c1))
+    return found
+
+
+def _filled(inside: np.ndarray) -> bool:
+    """Whether a region (``inside``: its bounding box, True at its level) fills the box: each side's
+    second row or column lies at the level over SIDE_FILL of it, its ends aside (CORNER). Less than a
+    canvas's EDGE_FLAT: an app's label chip or a tab may sit on the pad's corner, inside its outline."""
+    dy, dx = max(1, round(CORNER * inside.shape[0])), max(1, round(CORNER * inside.shape[1]))
+    sides = (inside[1, dx:-dx], inside[-2, dx:-dx], inside[dy:-dy, 1], inside[dy:-dy, -2])
+    return all(side.mean() >= SIDE_FILL for side in sides)
+
+
+def _outlined(sealed: np.ndarray, r0: int, r1: int, c0: int, c1: int) -> bool:
+    """Whether each side of the box is bounded by a line at most LINE thick, off the level along nearly
+    all of the side, with the level again beyond it (rounded corners aside), where never two pixels side
+    by side are off it (writing crossing the outline: a form's box written over, no pad). ``sealed``: the
+    pixels at the level whose neighbours above and to the left are too, where a line is a pixel thicker."""
+    dy, dx = max(1, round(CORNER * (r1 - r0))), max(1, round(CORNER * (c1 - c0)))
+    reach = range(1, 2 * LINE + 3)
+    sides = (
+        [sealed[r0 - k, c0 + dx : c1 - dx] for k in reach],
+        [sealed[r1 - 1 + k, c0 + dx : c1 - dx] for k in reach],
+        [sealed[r0 + dy : r1 - dy, c0 - k] for k in reach],
+        [sealed[r0 + dy : r1 - dy, c1 - 1 + k] for k in reach],
+    )
+    for lines in sides:
+        share = [float(s.mean()) for s in lines]  # at the level, going out from the pad
+        if share[0] > 1 - BEYOND:
+            return False  # no line along the side: the pad steps to nothing at its edge
+        beyond = next((k for k, v in enumerate(share) if v >= BEYOND), None)
+        if beyond is None or beyond > LINE + 1:
+            return False  # no paper of the pad's level within LINE past it: a step to another colour
+        off = ~lines[beyond]
+        if (off[1:] & off[:-1]).any():
+            return False
+    return True
+
+
+def _runs_on(at: np.ndarray, r0: int, r1: int, c0: int, c1: int) -> bool:
+    """Whether a line of the outline runs on past a corner: beyond the side across it, for RUN px, a row
+    (a column) of the line's band lies off the level. A row of a form's boxes shares its lines, which
+    run on to the next box; a pad's outline turns at its corners, the card's paper beyond."""
+    h, w = at.shape
+    off = LINE + 2  # from the pad's edge to past its outline
+    bands = (
+        (slice(max(0, r0 - off), r0), slice(c1 + off, c1 + off + RUN), 1),  # the top line, to the right
+        (slice(max(0, r0 - off), r0), slice(max(0, c0 - off - RUN), max(0, c0 - off)), 1),  # ... to the left
+        (slice(r1, r1 + off), slice(c1 + off, c1 + off + RUN), 1),  # the bottom line
+        (slice(r1, r1 + off), slice(max(0, c0 - off - RUN), max(0, c0 - off)), 1),
+        (slice(r1 + off, r1 + off + RUN), slice(max(0, c0 - off), c0), 0),  # the left line, downwards
+        (slice(max(0, r0 - off - RUN), max(0, r0 - off)), slice(max(0, c0 - off), c0), 0),  # ... upwards
+        (slice(r1 + off, r1 + off + RUN), slice(c1, c1 + off), 0),  # the right line
+        (slice(max(0, r0 - off - RUN), max(0, r0 - off)), slice(c1, c1 + off), 0),
+    )
+    for rows, cols, along in bands:
+        band = ~at[rows, cols]
+        if band.shape[along] < RUN or band.size == 0:
+            continue  # the picture ends first
+        if (band.mean(axis=along) >= BEYOND).any():
+            return True
+    return False
