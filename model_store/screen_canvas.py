@@ -14,6 +14,9 @@ window's gray workspace framed the digit as a box would.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import numpy as np
 
 from .components import component_boxes, label_components
@@ -30,6 +33,8 @@ MIN_WRITING = 0.002  # the canvas holds writing: this share of it off its level 
 BLANK = 0.6  # ... and is mostly blank: this share at its level (a box's outline is a ring round paper)
 FILL = 0.8  # of the pixels within TOLERANCE of a screen's fill lie within one level of it (JPEG'd: 0.94-1)
 MAX_LEVELS = 4  # the most common flat levels tried
+Box = tuple[int, int, int, int]  # r0, r1, c0, c1
+T = TypeVar("T")
 ASIDE_ASPECT = 2.5  # a canvas off the picture's middle is at most this many times as long as wide
 
 
@@ -53,22 +58,24 @@ def canvas_only(gray: np.ndarray) -> np.ndarray:
     # drawing (a web page's pad beside the card of the answer).
     h, w = gray.shape
     middle = (h // 2, h // 2 + 1, w // 2, w // 2 + 1)
-    inner = [
-        (b, v)
-        for b, v in found
-        if not any(o != b and within(o, b) for o, _ in found)
-        and (within(middle, b) or _aspect(b) <= ASIDE_ASPECT)
-    ]
+    inner = [(b, v) for b, v in innermost(found) if within(middle, b) or _aspect(b) <= ASIDE_ASPECT]
     if not inner:
         return gray
-    (r0, r1, c0, c1), level = (
-        inner[0]
-        if len(inner) == 1
-        else max(inner, key=lambda p: drawing_like(p[0], np.abs(grey - p[1]) <= TOLERANCE))
-    )
+    (r0, r1, c0, c1), level = most_like_a_drawing(inner, lambda v: np.abs(grey - v) <= TOLERANCE)
     out = np.full_like(gray, level / 255)
     out[r0:r1, c0:c1] = gray[r0:r1, c0:c1]
     return out
+
+
+def innermost(found: list[tuple[Box, T]]) -> list[tuple[Box, T]]:
+    """The boxes found (each with what it was found at) that hold no other inside them."""
+    return [(b, v) for b, v in found if not any(o != b and within(o, b) for o, _ in found)]
+
+
+def most_like_a_drawing(found: list[tuple[Box, T]], mask: Callable[[T], np.ndarray]) -> tuple[Box, T]:
+    """Of the boxes found, the one most like one drawing (``drawing_like``, on the pixels at its level,
+    ``mask`` of what it was found at); the only one without counting its marks."""
+    return found[0] if len(found) == 1 else max(found, key=lambda f: drawing_like(f[0], mask(f[1])))
 
 
 def drawing_like(box: tuple[int, int, int, int], at: np.ndarray) -> float:
@@ -90,12 +97,18 @@ def sides_clear(inside: np.ndarray) -> bool:
     it (a stroke crosses it: no canvas's edge), its ends (CORNER of it) aside. The second: the first may be
     a blend with what lies beyond it (the picture was reduced), and there a slider's knob or a swatch's
     edge is no stroke across it."""
-    dy, dx = max(1, round(CORNER * inside.shape[0])), max(1, round(CORNER * inside.shape[1]))
-    for side in (inside[1, dx:-dx], inside[-2, dx:-dx], inside[dy:-dy, 1], inside[dy:-dy, -2]):
+    for side in second_rows(inside):
         off = ~side
         if side.mean() < EDGE_FLAT or (off[1:] & off[:-1]).any():
             return False
     return True
+
+
+def second_rows(inside: np.ndarray) -> tuple[np.ndarray, ...]:
+    """A box's second row from the top and the bottom and second column from the left and the right,
+    their ends (CORNER of each) left out: rounded corners."""
+    dy, dx = max(1, round(CORNER * inside.shape[0])), max(1, round(CORNER * inside.shape[1]))
+    return inside[1, dx:-dx], inside[-2, dx:-dx], inside[dy:-dy, 1], inside[dy:-dy, -2]
 
 
 def _aspect(box: tuple[int, int, int, int]) -> float:

@@ -32,9 +32,10 @@ from .screen_canvas import (
     CORNER,
     MIN_WRITING,
     TOLERANCE,
-    drawing_like,
     flat_levels,
-    within,
+    innermost,
+    most_like_a_drawing,
+    second_rows,
 )
 
 FINE_SIZE = 1024  # the outline is sought on a copy at most this many px a side (4K: a 1 px line at 1/4)
@@ -59,10 +60,10 @@ def pad_only(img: Image.Image, gray: np.ndarray) -> np.ndarray:
         at = np.abs(fine - level) <= TOLERANCE
         if _outline_like(at):
             pads += [(box, at) for box in _pads(at)]
-    inner = [(b, at) for b, at in pads if not any(o != b and within(o, b) for o, _ in pads)]
+    inner = innermost(pads)
     if not inner:
         return gray
-    r0, r1, c0, c1 = (inner[0] if len(inner) == 1 else max(inner, key=lambda p: drawing_like(*p)))[0]
+    r0, r1, c0, c1 = most_like_a_drawing(inner, lambda at: at)[0]
     # The pad in the working copy: its pixels wholly inside the outline (those across it are a blend).
     sy, sx = gray.shape[0] / fine.shape[0], gray.shape[1] / fine.shape[1]
     r0, r1 = math.ceil(r0 * sy), math.floor(r1 * sy)
@@ -126,9 +127,7 @@ def _filled(inside: np.ndarray) -> bool:
     """Whether a region (``inside``: its bounding box, True at its level) fills the box: each side's
     second row or column lies at the level over SIDE_FILL of it, its ends aside (CORNER). Less than a
     canvas's EDGE_FLAT: an app's label chip or a tab may sit on the pad's corner, inside its outline."""
-    dy, dx = max(1, round(CORNER * inside.shape[0])), max(1, round(CORNER * inside.shape[1]))
-    sides = (inside[1, dx:-dx], inside[-2, dx:-dx], inside[dy:-dy, 1], inside[dy:-dy, -2])
-    return all(side.mean() >= SIDE_FILL for side in sides)
+    return all(side.mean() >= SIDE_FILL for side in second_rows(inside))
 
 
 def _outlined(sealed: np.ndarray, r0: int, r1: int, c0: int, c1: int) -> bool:
@@ -161,7 +160,6 @@ def _runs_on(at: np.ndarray, r0: int, r1: int, c0: int, c1: int) -> bool:
     """Whether a line of the outline runs on past a corner: beyond the side across it, for RUN px, a row
     (a column) of the line's band lies off the level. A row of a form's boxes shares its lines, which
     run on to the next box; a pad's outline turns at its corners, the card's paper beyond."""
-    h, w = at.shape
     off = LINE + 2  # from the pad's edge to past its outline
     bands = (
         (slice(max(0, r0 - off), r0), slice(c1 + off, c1 + off + RUN), 1),  # the top line, to the right

@@ -18,6 +18,7 @@ from testkit.images import png_bytes
 from training.numbers import FONT_DIR
 from training.pen_numbers import digit_strokes
 
+from .test_screen_canvas import _with_alone as with_alone
 from .test_screen_canvas import crossing_the_edge, lined_page, photo_of_sheet, plain, written
 
 LINE = (226, 229, 235)  # a light theme's border colour (our page's)
@@ -78,9 +79,7 @@ def phone(d: int) -> tuple[Image.Image, Image.Image]:
 
 def _with_alone(shot: Image.Image, d: int, box: Box) -> tuple[Image.Image, Image.Image]:
     """The digit written in ``box`` of the screenshot, and the same in a picture all pad."""
-    return written(shot, d, box, (17, 17, 17)), written(
-        Image.new("RGB", shot.size, "white"), d, box, (17, 17, 17)
-    )
+    return with_alone(shot, "white", d, box, (17, 17, 17))
 
 
 PAGES: dict[str, Callable[[int], tuple[Image.Image, Image.Image]]] = {
