@@ -246,16 +246,9 @@ def _digit(data: bytes, max_pixels: int, img: Image.Image, seen: np.ndarray, gra
     box = small_writing(gray, max(full_size(img)))
     if box is None:
         return to_mnist(gray, enlarge=True)
-    cut = cut_out(data, max_pixels, img, box, gray.shape)[0]
     # What the surface step painted in the cut is painted there too: found anew, a digit that fills the
     # cut would be taken for a sheet.
-    r0, r1, c0, c1 = box
-    painted = dilate3(gray[r0:r1, c0:c1] != seen[r0:r1, c0:c1])
-    if painted.any():
-        size = (cut.shape[1], cut.shape[0])
-        mask = np.asarray(Image.fromarray(painted).resize(size, Image.Resampling.NEAREST))
-        level = np.asarray(Image.fromarray(gray[r0:r1, c0:c1], "F").resize(size, Image.Resampling.BILINEAR))
-        cut = np.where(mask, level, cut).astype(np.float32)
+    cut = painted_as(cut_out(data, max_pixels, img, box, gray.shape)[0], box, seen, gray)
     return to_mnist(cut, enlarge=True)
 
 
@@ -283,6 +276,21 @@ def small_writing(gray: np.ndarray, side: int, lines: bool = False) -> tuple[int
         return None
     m = max(size, 8)
     return max(0, r0 - m), min(h, r1 + m), max(0, c0 - m), min(w, c1 + m)
+
+
+def painted_as(
+    cut: np.ndarray, box: tuple[int, int, int, int], seen: np.ndarray, gray: np.ndarray
+) -> np.ndarray:
+    """``cut`` (``cut_out`` of ``box``, rows r0:r1 and columns c0:c1 of the working copy ``seen``) with
+    what a step painted over in ``seen`` to make ``gray`` painted over in it too, at ``gray``'s levels."""
+    r0, r1, c0, c1 = box
+    painted = dilate3(gray[r0:r1, c0:c1] != seen[r0:r1, c0:c1])
+    if not painted.any():
+        return cut
+    size = (cut.shape[1], cut.shape[0])
+    mask = np.asarray(Image.fromarray(painted).resize(size, Image.Resampling.NEAREST))
+    level = np.asarray(Image.fromarray(gray[r0:r1, c0:c1], "F").resize(size, Image.Resampling.BILINEAR))
+    return np.where(mask, level, cut).astype(np.float32)
 
 
 def cut_out(

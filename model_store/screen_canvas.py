@@ -35,6 +35,7 @@ FILL = 0.8  # of the pixels within TOLERANCE of a screen's fill lie within one l
 MAX_LEVELS = 4  # the most common flat levels tried
 Box = tuple[int, int, int, int]  # r0, r1, c0, c1
 T = TypeVar("T")
+APART = 0.25  # of the pixels at the rarer of two close fills, fewer than this touch the other's
 ASIDE_ASPECT = 2.5  # a canvas off the picture's middle is at most this many times as long as wide
 
 
@@ -46,10 +47,11 @@ def canvas_only(gray: np.ndarray) -> np.ndarray:
     grey = np.round(gray * 255).astype(np.int16)  # 0..255: a screen's levels, counted once
     edge = grey[frame(gray.shape)]
     found: list[tuple[tuple[int, int, int, int], int]] = []
-    for level in flat_levels(grey):
-        if (np.abs(edge - level) <= TOLERANCE).mean() >= 0.9:  # the paper runs to the frame all round
+    levels = flat_levels(grey)
+    for level in levels:
+        if at_level(edge, level, levels).mean() >= 0.9:  # the paper runs to the frame all round
             continue
-        box = _flat_rectangle(np.abs(grey - level) <= TOLERANCE)
+        box = _flat_rectangle(at_level(grey, level, levels))
         if box is not None:
             found.append((box, level))
     # A window's workspace (a web page) is a flat rectangle too, the canvas the "writing" on it: the
@@ -61,7 +63,7 @@ def canvas_only(gray: np.ndarray) -> np.ndarray:
     inner = [(b, v) for b, v in innermost(found) if within(middle, b) or _aspect(b) <= ASIDE_ASPECT]
     if not inner:
         return gray
-    (r0, r1, c0, c1), level = most_like_a_drawing(inner, lambda v: np.abs(grey - v) <= TOLERANCE)
+    (r0, r1, c0, c1), level = most_like_a_drawing(inner, lambda v: at_level(grey, v, levels))
     out = np.full_like(gray, level / 255)
     out[r0:r1, c0:c1] = gray[r0:r1, c0:c1]
     return out
@@ -125,18 +127,78 @@ def within(inner: tuple[int, int, int, int], outer: tuple[int, int, int, int]) -
 def flat_levels(grey: np.ndarray) -> list[int]:
     """Up to MAX_LEVELS levels (0..255) that MIN_CANVAS of the picture lies within TOLERANCE of, most
     common first, each a fill: FILL of those pixels within one level of it (a photo's paper, shaded or
-    grainy, spreads evenly over the band: a third in the middle three levels)."""
+    grainy, spreads evenly over the band: a third in the middle three levels). Two flat colours closer
+    than that (a light gray canvas beside a sidebar 4 levels lighter) each spoil the other's count: they
+    are two levels when each passes it with the other's band left out (``_close_pair``)."""
     counts = np.bincount(grey.ravel(), minlength=256)
     near = np.convolve(counts, np.ones(2 * TOLERANCE + 1, np.int64), mode="same")  # within TOLERANCE of each
+    peak = np.convolve(counts, np.ones(3, np.int64), mode="same")  # within one level of each
     levels: list[int] = []
     for p in np.argsort(-counts, kind="stable"):  # the modes: one level per flat colour, however close
         if near[p] < MIN_CANVAS * grey.size or len(levels) == MAX_LEVELS:
             break
-        if counts[max(0, p - 1) : p + 2].sum() >= FILL * near[p] and all(
-            abs(int(p) - q) > TOLERANCE for q in levels
-        ):
-            levels.append(int(p))
+        if any(abs(int(p) - q) <= TOLERANCE for q in levels):
+            if not _close_pair(grey, counts, near, peak, int(p), levels):
+                continue
+        elif peak[p] < FILL * near[p] and not _close_pair(grey, counts, near, peak, int(p), levels):
+            continue
+        levels.append(int(p))
     return levels
+
+
+def _close_pair(
+    grey: np.ndarray, counts: np.ndarray, near: np.ndarray, peak: np.ndarray, p: int, levels: list[int]
+) -> bool:
+    """Whether ``p`` is a flat colour beside a close one: a mode, holding MIN_CANVAS of the picture and
+    FILL of its band once the band of its closest strong neighbour (2 to TOLERANCE + 1 levels away, a
+    mode and a fill by the same count) is left out, each in regions of its own (``_apart``); and no level
+    found lies next to it."""
+    if any(abs(p - q) <= 1 for q in levels) or not _mode(counts, p):
+        return False
+    ring = [q for q in range(p - TOLERANCE - 1, p + TOLERANCE + 2) if 2 <= abs(q - p) and 0 <= q < 256]
+    q = max(ring, key=lambda v: counts[v])
+    if not _mode(counts, q) or peak[q] < FILL * _own(counts, near, q, p):
+        return False
+    own = _own(counts, near, p, q)
+    return own >= MIN_CANVAS * counts.sum() and peak[p] >= FILL * own and _apart(grey, p, q)
+
+
+def _apart(grey: np.ndarray, p: int, q: int) -> bool:
+    """Whether the pixels at levels ``p`` and ``q`` (within one level of one, not of both) lie in regions
+    of their own: under APART of the fewer touch one of the other's (a screen's two fills meet along a
+    side at most; a dither's or a halftone's levels lie side by side, pixel by pixel)."""
+    a = (np.abs(grey - p) <= 1) & (np.abs(grey - q) > 1)
+    b = (np.abs(grey - q) <= 1) & (np.abs(grey - p) > 1)
+    touching = (
+        (a[:, :-1] & b[:, 1:]).sum()
+        + (b[:, :-1] & a[:, 1:]).sum()
+        + (a[:-1] & b[1:]).sum()
+        + (b[:-1] & a[1:]).sum()
+    )
+    return bool(touching < APART * min(a.sum(), b.sum()))
+
+
+def _own(counts: np.ndarray, near: np.ndarray, p: int, q: int) -> int:
+    """The pixels within TOLERANCE of level ``p`` but for those within one level of ``q`` and not of
+    ``p`` (two levels apart, the level between is both's)."""
+    band = set(range(q - 1, q + 2)) - set(range(p - 1, p + 2))
+    return int(near[p] - sum(int(counts[v]) for v in band if abs(v - p) <= TOLERANCE and 0 <= v < 256))
+
+
+def _mode(counts: np.ndarray, p: int) -> bool:
+    """Whether level ``p`` is as common as each level beside it."""
+    return counts[p] >= counts[max(0, p - 1)] and counts[p] >= counts[min(255, p + 1)]
+
+
+def at_level(grey: np.ndarray, level: int, levels: list[int]) -> np.ndarray:
+    """The pixels of ``grey`` (0..255) at the flat ``level``: within TOLERANCE of it and, beside another
+    of ``levels`` closer than that, nearer to it than to the other."""
+    off = np.abs(grey - level)
+    at = off <= TOLERANCE
+    for other in levels:
+        if other != level and abs(other - level) <= TOLERANCE:
+            at &= off <= np.abs(grey - other)
+    return at
 
 
 def _flat_rectangle(at: np.ndarray) -> tuple[int, int, int, int] | None:

@@ -31,7 +31,7 @@ from .screen_canvas import (
     BLANK,
     CORNER,
     MIN_WRITING,
-    TOLERANCE,
+    at_level,
     flat_levels,
     innermost,
     most_like_a_drawing,
@@ -56,8 +56,9 @@ def pad_only(img: Image.Image, gray: np.ndarray) -> np.ndarray:
     if fine is None:
         return gray
     pads: list[tuple[tuple[int, int, int, int], np.ndarray]] = []
-    for level in flat_levels(fine):
-        at = np.abs(fine - level) <= TOLERANCE
+    levels = flat_levels(fine)
+    for level in levels:
+        at = at_level(fine, level, levels)
         if _outline_like(at):
             pads += [(box, at) for box in _pads(at)]
     inner = innermost(pads)

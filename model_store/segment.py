@@ -27,7 +27,7 @@ from .marks import Mark, find_marks
 from .mnist_box import stroke_width
 from .paper import GRAIN, MIN_FLOOR, ink_above_paper
 from .parts import Part, column_piece
-from .preprocess import GUIDE_LEVEL, cut_out, ink_to_mnist, small_writing
+from .preprocess import GUIDE_LEVEL, cut_out, ink_to_mnist, painted_as, small_writing
 from .screen_pad import pad_only
 
 INK = 0.2  # ink-map level at which a pixel belongs to a stroke (antialiased edges are added back)
@@ -245,12 +245,14 @@ def page_bytes(data: bytes, max_pixels: int, max_digits: int = 32) -> Page:
 def _page(data: bytes, max_pixels: int, max_digits: int, img: Image.Image) -> Page:
     """``page_bytes`` of the picture ``img`` (decoded from ``data``)."""
     width, height = full_size(img)  # a JPEG is decoded at a reduced scale: boxes are the picture's own
-    gray = pad_only(img, to_gray(img))  # reduced to at most WORK_SIZE per side: boxes are scaled back
+    seen = to_gray(img)  # reduced to at most WORK_SIZE per side: boxes are scaled back
+    gray = pad_only(img, seen)
     box = small_writing(gray, max(width, height), lines=True)
     if box is None:
         return read_page(gray, max_digits, scale=(width / gray.shape[1], height / gray.shape[0]))
-    gray, scale, offset = cut_out(data, max_pixels, img, box, gray.shape)  # a small number on a large page
-    return read_page(gray, max_digits, scale=scale, offset=offset)
+    cut, scale, offset = cut_out(data, max_pixels, img, box, gray.shape)  # a small number on a large page
+    # The page round a pad is painted over in the cut too: its outline would be read as a 1.
+    return read_page(painted_as(cut, box, seen, gray), max_digits, scale=scale, offset=offset)
 
 
 def segment(

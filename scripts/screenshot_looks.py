@@ -9,7 +9,10 @@ Prints the share read right (and called "not a digit") per model:
   page's small black canvas;
 - in three web demos (``model_store.screen_pad``): a classifier's demo page, which the step was written
   against; a Gradio-style app, which mended its first version; a Streamlit-style app, written after the
-  step and measured once (docs/robustness.md#a-web-pages-pad).
+  step and measured once (docs/robustness.md#a-web-pages-pad);
+- in two layouts whose canvas lies a few levels from another flat colour (``screen_canvas.flat_levels``):
+  a desktop app, written before that step and looked at after its first version; a tablet's notes app,
+  written after that look (docs/robustness.md#two-flat-colours-a-few-levels-apart).
 
 30% of the layouts are sent as JPEG.
 
@@ -321,6 +324,90 @@ def web_page(glyph: np.ndarray, rng: np.random.Generator) -> Image.Image:
     return _written(shot, glyph, (x0 + 10, y0 + 10, x0 + side - 10, y0 + side - 10), (255, 255, 255), rng)
 
 
+def close_levels(glyph: np.ndarray, rng: np.random.Generator) -> Image.Image:
+    """A desktop app, light or dark, whose canvas lies 2-4 levels from another of its flat colours:
+    either the side panel (the canvas on a main area of its own colour) or the main area round the canvas
+    (a faint canvas on its page), with a toolbar, labels and widgets in the panel, a heading, a button and
+    the answer as text. Written before the step for close levels; its misses after the step's first
+    version were looked at (levels two apart), and the step mended."""
+    w, h = ((1440, 900), (1280, 800), (1920, 1080))[int(rng.integers(3))]
+    dark = rng.random() < 0.4
+    canvas = int(rng.integers(22, 46)) if dark else int(rng.integers(232, 253))
+    close = canvas + int(rng.choice([-4, -3, -2, 2, 3, 4]))
+
+    def far(*avoid: int) -> int:  # a level at least 10 from each of ``avoid``
+        choices = [
+            v for v in (range(0, 70) if dark else range(200, 256)) if min(abs(v - a) for a in avoid) >= 10
+        ]
+        return int(rng.choice(choices))
+
+    def grey(v: int) -> RGB:  # a cool tint, as themes have, about as light as v
+        return (max(0, v - 2), v, min(255, v + 3))
+
+    on_ground = rng.random() < 0.3
+    ground = close if on_ground else far(canvas, close)
+    panel = far(canvas, close, ground) if on_ground else close
+    bar = far(canvas, close, ground, panel)
+    text, muted = ((225, 228, 232), (150, 155, 165)) if dark else ((30, 33, 40), (110, 115, 125))
+    shot = Image.new("RGB", (w, h), grey(ground))
+    draw = ImageDraw.Draw(shot)
+    pw = int(rng.integers(200, 321))
+    left = rng.random() < 0.6
+    px0 = 0 if left else w - pw
+    draw.rectangle([px0, 0, px0 + pw, h], grey(panel))
+    bh = int(rng.integers(40, 57))
+    draw.rectangle([0, 0, w, bh], grey(bar))
+    _icons(draw, 0, bh, 10, 10 + 40 * 6, 6, muted, rng)
+    for k, label in enumerate(("Brush", "Width", "Model", "Theme")):
+        y = bh + 30 + 90 * k
+        draw.text((px0 + 20, y), label, text, _font(False, 14))
+        draw.rounded_rectangle([px0 + 20, y + 24, px0 + pw - 20, y + 58], 5, grey(far(panel, canvas)),
+                               outline=muted)  # fmt: skip
+    mx0 = pw + 40 if left else 40
+    draw.text((mx0, bh + 24), "Handwritten digits", text, _font(True, 26))
+    cw = int(rng.integers(240, 381))
+    ch = int(cw * rng.uniform(0.75, 1.3))
+    cx0, cy0 = mx0 + int(rng.integers(0, 60)), bh + 80
+    draw.rectangle([cx0, cy0, cx0 + cw, cy0 + ch], grey(canvas))
+    accent = tuple(int(v) for v in rng.integers(40, 220, 3))
+    draw.rounded_rectangle([cx0, cy0 + ch + 20, cx0 + 110, cy0 + ch + 58], 6, accent)
+    draw.text((cx0 + 22, cy0 + ch + 30), "Predict", (255, 255, 255), _font(True, 15))
+    draw.text((cx0 + cw + 40, cy0 + 20), f"Answer: {int(rng.integers(10))}", text, _font(True, 22))
+    draw.text((cx0 + cw + 40, cy0 + 60), f"{rng.uniform(50, 99.9):.1f}% sure", muted, _font(False, 15))
+    m = 0.08 * min(cw, ch)
+    pen = (240, 240, 240) if dark else (15, 15, 15)
+    return _written(shot, glyph, (cx0 + m, cy0 + m, cx0 + cw - m, cy0 + ch - m), pen, rng)
+
+
+def notes_app(glyph: np.ndarray, rng: np.random.Generator) -> Image.Image:
+    """A tablet's notes app, light or dark: its page runs to the screen's edges under a toolbar 2-5
+    levels off the page's colour (icons and a title on it), with a strip of page thumbnails down one side
+    in another colour, at 2x. Written after that look, before the mend, and measured before and after
+    each version of the step, never looked into."""
+    w, h = (2048, 1536) if rng.random() < 0.5 else (2388, 1668)
+    dark = rng.random() < 0.4
+    page = int(rng.integers(18, 40)) if dark else int(rng.integers(238, 256))
+    bar = int(np.clip(page + int(rng.choice([-5, -4, -3, -2, 2, 3, 4, 5])), 0, 255))
+    strip = page + (30 if dark else -30) + int(rng.integers(-8, 9))
+    fore = (210, 212, 218) if dark else (60, 62, 70)
+    shot = Image.new("RGB", (w, h), (page, page, page))
+    draw = ImageDraw.Draw(shot)
+    bh = int(rng.integers(100, 160))
+    draw.rectangle([0, 0, w, bh], (bar, bar, bar))
+    _icons(draw, 0, bh, 30, 30 + 110 * 8, 8, fore, rng)
+    draw.text((w // 2 - 120, bh // 2 - 20), "Untitled note", fore, _font(True, 36))
+    sw = int(rng.integers(220, 320))
+    sx0 = 0 if rng.random() < 0.7 else w - sw
+    draw.rectangle([sx0, bh, sx0 + sw, h], (strip, strip, strip))
+    for k in range(4):
+        y = bh + 40 + 260 * k
+        draw.rounded_rectangle([sx0 + 30, y, sx0 + sw - 30, y + 220], 10, (page, page, page), outline=fore)
+    x0 = sw if sx0 == 0 else 0
+    m = 0.1 * (h - bh)
+    pen = (235, 235, 235) if dark else (20, 20, 40)
+    return _written(shot, glyph, (x0 + m, bh + m, x0 + (w - sw) - m, h - m), pen, rng)
+
+
 LAYOUTS: dict[str, Callable[[np.ndarray, np.random.Generator], Image.Image]] = {
     "rounded canvas, drop shadow": rounded_shadow,
     "off-white canvas with grain": off_white,
@@ -331,6 +418,8 @@ LAYOUTS: dict[str, Callable[[np.ndarray, np.random.Generator], Image.Image]] = {
     "a classifier's demo page": demo_page,
     "a Gradio-style sketchpad app": sketchpad_app,
     "a Streamlit-style app": streamlit_app,
+    "an app with a canvas 2-4 levels from another colour": close_levels,
+    "a tablet's notes app, its toolbar 2-5 levels off the page": notes_app,
 }
 
 

@@ -3,6 +3,7 @@ was drawn on is found and the app round it painted over; paper, lines on it and 
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 
 import numpy as np
@@ -11,7 +12,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from model_store import sheet
 from model_store.preprocess import preprocess_bytes
-from model_store.screen_canvas import canvas_only
+from model_store.screen_canvas import at_level, canvas_only, flat_levels
 from testkit.digits import similarity
 from testkit.images import png_bytes
 from training.numbers import FONT_DIR
@@ -94,6 +95,27 @@ def dark_demo(d: int) -> tuple[Image.Image, Image.Image]:
     return _with_alone(img, "white", d, (160, 180, 320, 480), (17, 17, 17))
 
 
+def beside_a_close_gray(d: int) -> tuple[Image.Image, Image.Image]:
+    """A Streamlit-style desktop app: a light gray canvas (238) on a white main column, beside a sidebar
+    of widgets four levels lighter (242, tinted); and its canvas alone."""
+    w, h = 1366, 768
+    img = Image.new("RGB", (w, h), "white")
+    draw = ImageDraw.Draw(img)
+    draw.rectangle([0, 0, 300, h], (240, 242, 246))
+    for k in range(3):
+        draw.rounded_rectangle([24, 105 + 110 * k, 276, 145 + 110 * k], 6, "white", outline=(214, 216, 222))
+    draw.text(
+        (360, 30),
+        "Digit recognizer",
+        (49, 51, 63),
+        ImageFont.truetype(str(FONT_DIR / "DejaVuSans-Bold.ttf"), 30),
+    )
+    draw.rectangle([360, 115, 640, 395], (238, 238, 238))
+    for k in range(10):
+        draw.rectangle([720 + 28 * k, 200 - 10 * k, 740 + 28 * k, 325], (0, 104, 201))
+    return _with_alone(img, "#eeeeee", d, (420, 155, 580, 355), (0, 0, 0))
+
+
 def _with_alone(
     shot: Image.Image, canvas: str, d: int, box: Box, pen: tuple[int, int, int]
 ) -> tuple[Image.Image, Image.Image]:
@@ -105,6 +127,7 @@ APPS: dict[str, Callable[[int], tuple[Image.Image, Image.Image]]] = {
     "a phone's dark theme round a canvas as wide as the screen": phone_dark,
     "a desktop window's dark workspace round a white canvas": desktop_dark,
     "a web page round a small black canvas": web_page,
+    "a white page and a sidebar four levels from its light gray canvas": beside_a_close_gray,
 }
 
 
@@ -117,7 +140,7 @@ def test_the_app_round_a_canvas_is_not_the_digit(app: str, monkeypatch: pytest.M
     """Each digit comes out as it does in a picture all canvas. Without the step the app spoils some or
     all of them: a dark theme's white canvas is taken for ink (0.3-0.65 alike), a workspace frames the
     digit as a box would (0.05-0.25), a page's black canvas is taken for the ink of a 1 or a 7 (0.2), the
-    answer's card is read with the pad."""
+    answer's card is read with the pad, the bars and the sidebar's widgets with a gray canvas."""
     shots = [APPS[app](d) for d in range(10)]
 
     def scores() -> list[float]:
@@ -154,6 +177,44 @@ def test_of_two_canvases_the_one_holding_a_drawing_is_taken() -> None:
         pad, card = (slice(34, 132), slice(11, 109)), (slice(24, 139), slice(121, 214))
         assert np.array_equal(out[pad], gray[pad]), d
         assert (out[card] == 1.0).all(), d
+
+
+def test_two_flat_colours_four_levels_apart_are_two_levels() -> None:
+    """A canvas at 238 and a sidebar at 242 each spoil the other's band of TOLERANCE: both are levels,
+    and each one's pixels are those nearer to it, sent as a PNG or a JPEG."""
+    shot, _ = beside_a_close_gray(7)
+    for kind in ("PNG", "JPEG"):
+        buf = io.BytesIO()
+        shot.save(buf, kind, quality=80)
+        gray = np.round(gray_of(Image.open(buf).resize((256, 144), Image.Resampling.BOX)) * 255).astype(
+            np.int16
+        )
+        levels = flat_levels(gray)
+        canvas, sidebar = (min(levels, key=lambda v: abs(v - t)) for t in (238, 242))
+        assert abs(canvas - 238) <= 1 and abs(sidebar - 242) <= 1 and canvas != sidebar, (kind, levels)
+        at = at_level(gray, canvas, levels)
+        assert at[23:28, 69:78].mean() > 0.95 and not at[40:60, 10:40].any(), kind
+
+
+def test_a_grainy_or_jpegd_colour_is_one_level_or_none() -> None:
+    """A flat colour's JPEG noise round writing and shapes is no second level beside it; a photo's
+    paper, grain spread over the band, is no level, whatever its bumps, nor a dithered paper's spikes."""
+    for quality in (30, 60, 90):
+        for d in range(10):
+            img = written(Image.new("RGB", (256, 256), (200, 200, 200)), d, (60, 40, 200, 220), (0, 0, 0))
+            ImageDraw.Draw(img).rectangle([10, 10, 60, 30], (90, 140, 210))
+            buf = io.BytesIO()
+            img.save(buf, "JPEG", quality=quality)
+            gray = np.round(gray_of(Image.open(buf)) * 255).astype(np.int16)
+            close = [v for v in flat_levels(gray) if abs(v - 200) <= 8]
+            assert len(close) == 1 and abs(close[0] - 200) <= 1, (quality, d, close)
+    rng = np.random.default_rng(0)
+    for sd in (1.5, 2, 3):
+        grainy = np.round(180 + sd * rng.standard_normal((200, 200))).astype(np.int16)
+        assert flat_levels(grainy) == [], sd
+    # A 1-bit scan's gray paper, reduced: a few spikes 2-3 levels apart, side by side pixel by pixel.
+    dithered = rng.choice([220, 222, 223, 224, 226], (200, 200), p=[0.12, 0.02, 0.5, 0.24, 0.12])
+    assert flat_levels(dithered.astype(np.int16)) == []
 
 
 def lined_page(d: int) -> Image.Image:

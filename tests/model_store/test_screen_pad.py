@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from model_store import preprocess
+from model_store import preprocess, segment
 from model_store.decode import to_gray
 from model_store.screen_pad import pad_only
 from testkit.digits import similarity
@@ -47,6 +47,12 @@ def desktop(d: int, page: tuple[int, int, int] = (243, 244, 248)) -> tuple[Image
     """A desktop browser's screenshot of a demo: the pad on a white card with a heading and buttons, the
     answer's card beside it showing another digit (on a white page, both cards outlined too); and the
     pad alone."""
+    return _with_alone(desktop_page(d, page), d, (130, 190, 310, 450))
+
+
+def desktop_page(shown: int, page: tuple[int, int, int] = (243, 244, 248)) -> Image.Image:
+    """``desktop``'s screenshot with nothing on its pad (at 40:400, 140:500), the answer showing
+    ``shown`` + 3."""
     img = Image.new("RGB", (1280, 800), page)
     draw = ImageDraw.Draw(img)
     outlined = page == (255, 255, 255)
@@ -58,8 +64,8 @@ def desktop(d: int, page: tuple[int, int, int] = (243, 244, 248)) -> tuple[Image
     draw.text((62, 526), "Clear", (20, 20, 30), _font(16))
     draw.rounded_rectangle([290, 516, 400, 556], 8, (68, 56, 202))
     draw.text((312, 526), "Predict", "white", _font(16))
-    _answer_card(draw, 450, 90, (d + 3) % 10, outlined)
-    return _with_alone(img, d, (130, 190, 310, 450))
+    _answer_card(draw, 450, 90, (shown + 3) % 10, outlined)
+    return img
 
 
 def phone(d: int) -> tuple[Image.Image, Image.Image]:
@@ -122,6 +128,29 @@ def test_the_pad_is_kept_and_the_page_painted_to_its_level() -> None:
     assert np.array_equal(out[pad], gray[pad])
     assert (out[:27] == 1.0).all() and (out[102:] == 1.0).all() and (out[:, 82:] == 1.0).all()
     assert out.shape == gray.shape
+
+
+def test_a_small_number_near_the_pads_edge_is_read_as_on_the_pad_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``/read`` cuts a small number out of the picture at full size (``preprocess.small_writing``), with a
+    margin as wide as the number is tall: the page round the pad is painted over in the cut too. Without
+    that the pad's outline in the margin is read as a line of 1s, or joins the number."""
+
+    def lines(picture: Image.Image) -> list[int]:
+        return [len(line) for line in segment.page_bytes(png_bytes(picture), 10**8).lines]
+
+    numbers = ("207", "49", "1861")
+    shots = []
+    for k, number in enumerate(numbers):
+        shot, alone = desktop_page(k), Image.new("RGB", (1280, 800), "white")
+        for picture in (shot, alone):
+            for j, digit in enumerate(number):
+                written(picture, int(digit), (56 + 36 * j, 440, 84 + 36 * j, 490), (17, 17, 17))
+        assert lines(shot) == lines(alone) == [len(number)], number
+        shots.append(shot)
+    monkeypatch.setattr(segment, "painted_as", lambda cut, box, seen, gray: cut)
+    assert any(lines(shot) != [len(number)] for shot, number in zip(shots, numbers, strict=True))
 
 
 def thin_pen(d: int) -> Image.Image:
