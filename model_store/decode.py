@@ -193,7 +193,7 @@ def to_gray(img: Image.Image) -> np.ndarray:
         arr = np.asarray(img, dtype=np.float32)
         top = float(arr.max())
         return arr / (65535.0 if top > 255 else 255.0 if top > 1 else 1.0)
-    has_alpha = img.mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in img.info
+    has_alpha = _has_alpha(img)
     if img.info.get(BY_COLOUR) and img.mode not in GRAY_MODES and (not has_alpha or _opaque(img)):
         rgb = img.convert("RGB")
         return colour_distance(np.asarray(rgb.reduce(factor) if factor > 1 else rgb))
@@ -223,11 +223,16 @@ def luminance(img: Image.Image, side: int) -> np.ndarray | None:
     shows. None for a picture with transparent pixels or more than 8 bits a channel."""
     if img.mode.startswith("I") or img.mode == "F":
         return None
-    if (img.mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in img.info) and not _opaque(img):
+    if _has_alpha(img) and not _opaque(img):
         return None
     factor = math.ceil(max(img.size) / side)
     gray = img.convert("RGB").convert("L") if img.mode in ("La", "LAB", "RGBa", "PA") else img.convert("L")
     return np.asarray(gray.reduce(factor) if factor > 1 else gray).astype(np.int16)
+
+
+def _has_alpha(img: Image.Image) -> bool:
+    """Whether the picture has an alpha channel or a transparent colour."""
+    return img.mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in img.info
 
 
 def _opaque(img: Image.Image) -> bool:

@@ -46,7 +46,7 @@ def canvas_only(gray: np.ndarray) -> np.ndarray:
         return gray
     grey = np.round(gray * 255).astype(np.int16)  # 0..255: a screen's levels, counted once
     edge = grey[frame(gray.shape)]
-    found: list[tuple[tuple[int, int, int, int], int]] = []
+    found: list[tuple[Box, int]] = []
     levels = flat_levels(grey)
     for level in levels:
         if at_level(edge, level, levels).mean() >= 0.9:  # the paper runs to the frame all round
@@ -80,7 +80,7 @@ def most_like_a_drawing(found: list[tuple[Box, T]], mask: Callable[[T], np.ndarr
     return found[0] if len(found) == 1 else max(found, key=lambda f: drawing_like(f[0], mask(f[1])))
 
 
-def drawing_like(box: tuple[int, int, int, int], at: np.ndarray) -> float:
+def drawing_like(box: Box, at: np.ndarray) -> float:
     """How much the canvas or pad ``box`` (of ``at``, the pixels at its level) holds one drawing: its
     tallest mark's height over the number of its marks. A drawing is one to a few marks, digits taller
     than wide; a card holds many, each lower (a heading's letters, probability bars as wide as the card,
@@ -113,13 +113,13 @@ def second_rows(inside: np.ndarray) -> tuple[np.ndarray, ...]:
     return inside[1, dx:-dx], inside[-2, dx:-dx], inside[dy:-dy, 1], inside[dy:-dy, -2]
 
 
-def _aspect(box: tuple[int, int, int, int]) -> float:
+def _aspect(box: Box) -> float:
     """How many times as long as wide the box (r0, r1, c0, c1) is."""
     h, w = box[1] - box[0], box[3] - box[2]
     return max(h, w) / min(h, w)
 
 
-def within(inner: tuple[int, int, int, int], outer: tuple[int, int, int, int]) -> bool:
+def within(inner: Box, outer: Box) -> bool:
     """Whether the box ``inner`` (r0, r1, c0, c1) lies within ``outer``."""
     return outer[0] <= inner[0] and inner[1] <= outer[1] and outer[2] <= inner[2] and inner[3] <= outer[3]
 
@@ -137,12 +137,9 @@ def flat_levels(grey: np.ndarray) -> list[int]:
     for p in np.argsort(-counts, kind="stable"):  # the modes: one level per flat colour, however close
         if near[p] < MIN_CANVAS * grey.size or len(levels) == MAX_LEVELS:
             break
-        if any(abs(int(p) - q) <= TOLERANCE for q in levels):
-            if not _close_pair(grey, counts, near, peak, int(p), levels):
-                continue
-        elif peak[p] < FILL * near[p] and not _close_pair(grey, counts, near, peak, int(p), levels):
-            continue
-        levels.append(int(p))
+        alone = peak[p] >= FILL * near[p] and all(abs(int(p) - q) > TOLERANCE for q in levels)
+        if alone or _close_pair(grey, counts, near, peak, int(p), levels):
+            levels.append(int(p))
     return levels
 
 
@@ -160,7 +157,7 @@ def _close_pair(
     if not _mode(counts, q) or peak[q] < FILL * _own(counts, near, q, p):
         return False
     own = _own(counts, near, p, q)
-    return own >= MIN_CANVAS * counts.sum() and peak[p] >= FILL * own and _apart(grey, p, q)
+    return own >= MIN_CANVAS * grey.size and peak[p] >= FILL * own and _apart(grey, p, q)
 
 
 def _apart(grey: np.ndarray, p: int, q: int) -> bool:
@@ -201,7 +198,7 @@ def at_level(grey: np.ndarray, level: int, levels: list[int]) -> np.ndarray:
     return at
 
 
-def _flat_rectangle(at: np.ndarray) -> tuple[int, int, int, int] | None:
+def _flat_rectangle(at: np.ndarray) -> Box | None:
     """Rows r0:r1 and columns c0:c1 of the canvas: the largest region of ``at`` (the pixels at one flat
     level), when it is one as ``canvas_only`` describes; None otherwise."""
     labels, n = label_components(at)

@@ -31,6 +31,7 @@ from .screen_canvas import (
     BLANK,
     CORNER,
     MIN_WRITING,
+    Box,
     at_level,
     flat_levels,
     innermost,
@@ -55,7 +56,7 @@ def pad_only(img: Image.Image, gray: np.ndarray) -> np.ndarray:
     fine = luminance(img, FINE_SIZE)
     if fine is None:
         return gray
-    pads: list[tuple[tuple[int, int, int, int], np.ndarray]] = []
+    pads: list[tuple[Box, np.ndarray]] = []
     levels = flat_levels(fine)
     for level in levels:
         at = at_level(fine, level, levels)
@@ -93,7 +94,7 @@ def _outline_like(at: np.ndarray) -> bool:
     return True
 
 
-def _pads(at: np.ndarray) -> list[tuple[int, int, int, int]]:
+def _pads(at: np.ndarray) -> list[Box]:
     """Rows r0:r1 and columns c0:c1 of each region of ``at`` (the pixels at one flat level) that is a pad
     as this module describes."""
     # A region is taken as its pixels whose neighbours above and to the left lie at the level too: a
