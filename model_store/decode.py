@@ -116,9 +116,12 @@ def decode_base64(text: str) -> bytes:
         raise NotAnImage(f"image is not valid base64: {exc}") from exc
 
 
-def decode_image(data: bytes, max_pixels: int, reduced: bool = True, colour: bool = False) -> Image.Image:
-    """Bytes -> a loaded Pillow image, orientation applied; ``reduced``: a JPEG is decoded at a scale
-    near WORK_SIZE (the picture then comes back smaller than it is); ``colour``: ``to_gray`` reads it
+def decode_image(
+    data: bytes, max_pixels: int, draft: tuple[int, int] | None = (WORK_SIZE, WORK_SIZE), colour: bool = False
+) -> Image.Image:
+    """Bytes -> a loaded Pillow image, orientation applied; ``draft``: a JPEG is decoded at the smallest
+    of its scales (1/8 to 1) at least that size (the picture then comes back smaller than it is; None:
+    at its own size); ``colour``: ``to_gray`` reads it
     by its colours (a JPEG is decoded straight to gray otherwise). Raises NotAnImage, ImageTooLarge or
     UnsupportedFormat."""
     if not data:
@@ -141,7 +144,7 @@ def decode_image(data: bytes, max_pixels: int, reduced: bool = True, colour: boo
     in_colour = img.mode not in GRAY_MODES
     try:
         if img.format in ("JPEG", "MPO"):  # straight to gray (a third of the memory), at reduced scale
-            img.draft("RGB" if colour and in_colour else "L", (WORK_SIZE, WORK_SIZE) if reduced else img.size)
+            img.draft("RGB" if colour and in_colour else "L", draft or img.size)
         img.load()
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         raise ImageTooLarge(f"decompression bomb refused: {exc}") from exc
@@ -174,6 +177,26 @@ def by_luminance_then_colour(data: bytes, max_pixels: int, read: Callable[[Image
         return read(decode_image(data, max_pixels, colour=True))
     img.info[BY_COLOUR] = True
     return read(img)
+
+
+def decoded_whole(data: bytes, max_pixels: int, img: Image.Image) -> Image.Image:
+    """The picture ``img`` was decoded from ``data`` at its own size: a JPEG decoded at a reduced scale
+    is decoded again (by its colours if ``img`` is read so); ``img`` itself otherwise."""
+    return _at_scale(data, max_pixels, img, 1)
+
+
+def _at_scale(data: bytes, max_pixels: int, img: Image.Image, scale: int) -> Image.Image:
+    """``img`` as decoded from ``data`` at 1/``scale`` (1, 2, 4 or 8) of its size or finer: a JPEG
+    decoded coarser is decoded again."""
+    if img.format not in ("JPEG", "MPO") or _scale(img) <= scale:
+        return img
+    least = min(full_size(img)) // scale  # the draft box is square: sized by the shorter side
+    return decode_image(data, max_pixels, (least, least), bool(img.info.get(BY_COLOUR)))
+
+
+def _scale(img: Image.Image) -> int:
+    """How many times smaller than its picture ``img`` was decoded (a JPEG's scale: 1, 2, 4 or 8)."""
+    return round(max(full_size(img)) / max(img.size))
 
 
 def full_size(img: Image.Image) -> tuple[int, int]:
@@ -217,15 +240,20 @@ def to_gray(img: Image.Image) -> np.ndarray:
     return gray * alpha + background * (1.0 - alpha)
 
 
-def luminance(img: Image.Image, side: int) -> np.ndarray | None:
-    """The luminance (0..255, int16) of an opaque 8-bit picture at most ``side`` px a side, reduced by
-    averaging as ``to_gray`` reduces: a finer copy than the working one, where a line a pixel wide still
-    shows. None for a picture with transparent pixels or more than 8 bits a channel."""
+def luminance(data: bytes, max_pixels: int, img: Image.Image, side: int) -> np.ndarray | None:
+    """The luminance (0..255, int16) of the opaque 8-bit picture ``img`` was decoded from ``data`` at
+    most ``side`` px a side, reduced by averaging as ``to_gray`` reduces, by the same whole factor
+    whatever the format (a JPEG decoded at a reduced scale is decoded again at the coarsest of its
+    scales that factor is a multiple of): a finer copy than the working one, where a line a pixel wide
+    still shows. None for a picture with transparent pixels or more than 8 bits a channel."""
     if img.mode.startswith("I") or img.mode == "F":
         return None
     if _has_alpha(img) and not _opaque(img):
         return None
-    factor = math.ceil(max(img.size) / side)
+    factor = math.ceil(max(full_size(img)) / side)
+    scale = next(s for s in (8, 4, 2, 1) if factor % s == 0)
+    img = _at_scale(data, max_pixels, img, scale)
+    factor //= _scale(img)
     gray = img.convert("RGB").convert("L") if img.mode in ("La", "LAB", "RGBa", "PA") else img.convert("L")
     return np.asarray(gray.reduce(factor) if factor > 1 else gray).astype(np.int16)
 

@@ -22,7 +22,6 @@ from PIL import Image
 
 from .components import component_boxes, euler_number, grown, label_components, loops_round_writing
 from .decode import (
-    BY_COLOUR,
     FORMAT_NAMES,
     SUPPORTED_FORMATS,
     SUPPORTED_MEDIA_TYPES,
@@ -36,6 +35,7 @@ from .decode import (
     configure,
     decode_base64,
     decode_image,
+    decoded_whole,
     full_size,
     to_gray,
 )
@@ -231,7 +231,8 @@ def preprocess_bytes(data: bytes, max_pixels: int) -> np.ndarray:
 def _upload(data: bytes, max_pixels: int, img: Image.Image) -> np.ndarray:
     """``preprocess_bytes`` of the picture ``img`` (decoded from ``data``)."""
     seen = to_gray(img)
-    gray = surface_removed(pad_only(img, seen))  # a web page's pad outlined on its card, then the surface
+    # A web page's pad outlined on its card (or a small canvas), then the surface.
+    gray = surface_removed(pad_only(data, max_pixels, img, seen))
     try:
         return _digit(data, max_pixels, img, seen, gray)
     except NoInk:
@@ -300,8 +301,7 @@ def cut_out(
     cut out of the picture at full resolution (a JPEG decoded again, whole, read by its colours if it
     was), gray as ``to_gray`` makes it; the picture's pixels per pixel of it (x, y), and where its top
     left corner lies in the picture."""
-    if img.format in ("JPEG", "MPO"):  # decoded at a reduced scale
-        img = decode_image(data, max_pixels, reduced=False, colour=bool(img.info.get(BY_COLOUR)))
+    img = decoded_whole(data, max_pixels, img)
     (r0, r1, c0, c1), (h, w) = box, shape
     sy, sx = img.size[1] / h, img.size[0] / w
     left, top = round(c0 * sx), round(r0 * sy)

@@ -6,7 +6,8 @@ The first look of ``sheet.surface_removed``, so ``/predict`` and ``/read`` alike
 A screen paints its canvas in one flat colour, edge to edge, with straight sides that step to another
 colour. Paper does neither: a photographed sheet is shaded and seldom square to the frame, and lines on
 a page (a ruling, a form's box) are thin, with the same paper beyond them. So a canvas is the largest
-region of one of the picture's few flat levels, mostly blank, filling its bounding box to the edges,
+region of one of the picture's few flat levels (on a finer copy, any region: ``screen_pad``), mostly
+blank, filling its bounding box to the edges,
 holding writing clear of them, and stepping at each side inside the picture to a band of another level
 at least FURNITURE thick. Without it, a dark theme's white canvas read as ink on a dark paper, and a
 window's gray workspace framed the digit as a box would.
@@ -44,29 +45,37 @@ def canvas_only(gray: np.ndarray) -> np.ndarray:
     canvas's level; ``gray`` itself when it shows no canvas with something round it."""
     if min(gray.shape) < 64:
         return gray
-    grey = np.round(gray * 255).astype(np.int16)  # 0..255: a screen's levels, counted once
-    edge = grey[frame(gray.shape)]
+    found = canvas_box(np.round(gray * 255).astype(np.int16))  # 0..255: a screen's levels, counted once
+    if found is None:
+        return gray
+    (r0, r1, c0, c1), level = found
+    out = np.full_like(gray, level / 255)
+    out[r0:r1, c0:c1] = gray[r0:r1, c0:c1]
+    return out
+
+
+def canvas_box(grey: np.ndarray, least: float = MIN_CANVAS, every: bool = False) -> tuple[Box, int] | None:
+    """The box of a drawing app's canvas in ``grey`` (0..255) and its level, the canvas covering
+    ``least`` of the picture at least; None when it shows no canvas with something round it. The canvas
+    is the largest region of its level, or with ``every`` any region (a small canvas beside a larger
+    field of its colour, as a browser's white address field)."""
+    edge = grey[frame(grey.shape)]
     found: list[tuple[Box, int]] = []
-    levels = flat_levels(grey)
+    levels = flat_levels(grey, least)
     for level in levels:
         if at_level(edge, level, levels).mean() >= 0.9:  # the paper runs to the frame all round
             continue
-        box = _flat_rectangle(at_level(grey, level, levels))
-        if box is not None:
-            found.append((box, level))
+        found += [(box, level) for box in _flat_rectangles(at_level(grey, level, levels), least, every)]
     # A window's workspace (a web page) is a flat rectangle too, the canvas the "writing" on it: the
     # canvas is one with none inside it, over the picture's middle or else no strip (a bar along the top
     # and a phone's palette in a flat strip of its own are neither), and of those the one most like one
     # drawing (a web page's pad beside the card of the answer).
-    h, w = gray.shape
+    h, w = grey.shape
     middle = (h // 2, h // 2 + 1, w // 2, w // 2 + 1)
     inner = [(b, v) for b, v in innermost(found) if within(middle, b) or _aspect(b) <= ASIDE_ASPECT]
     if not inner:
-        return gray
-    (r0, r1, c0, c1), level = most_like_a_drawing(inner, lambda v: at_level(grey, v, levels))
-    out = np.full_like(gray, level / 255)
-    out[r0:r1, c0:c1] = gray[r0:r1, c0:c1]
-    return out
+        return None
+    return most_like_a_drawing(inner, lambda v: at_level(grey, v, levels))
 
 
 def innermost(found: list[tuple[Box, T]]) -> list[tuple[Box, T]]:
@@ -124,8 +133,8 @@ def within(inner: Box, outer: Box) -> bool:
     return outer[0] <= inner[0] and inner[1] <= outer[1] and outer[2] <= inner[2] and inner[3] <= outer[3]
 
 
-def flat_levels(grey: np.ndarray) -> list[int]:
-    """Up to MAX_LEVELS levels (0..255) that MIN_CANVAS of the picture lies within TOLERANCE of, most
+def flat_levels(grey: np.ndarray, least: float = MIN_CANVAS) -> list[int]:
+    """Up to MAX_LEVELS levels (0..255) that ``least`` of the picture lies within TOLERANCE of, most
     common first, each a fill: FILL of those pixels within one level of it (a photo's paper, shaded or
     grainy, spreads evenly over the band: a third in the middle three levels). Two flat colours closer
     than that (a light gray canvas beside a sidebar 4 levels lighter) each spoil the other's count: they
@@ -135,18 +144,24 @@ def flat_levels(grey: np.ndarray) -> list[int]:
     peak = np.convolve(counts, np.ones(3, np.int64), mode="same")  # within one level of each
     levels: list[int] = []
     for p in np.argsort(-counts, kind="stable"):  # the modes: one level per flat colour, however close
-        if near[p] < MIN_CANVAS * grey.size or len(levels) == MAX_LEVELS:
+        if near[p] < least * grey.size or len(levels) == MAX_LEVELS:
             break
         alone = peak[p] >= FILL * near[p] and all(abs(int(p) - q) > TOLERANCE for q in levels)
-        if alone or _close_pair(grey, counts, near, peak, int(p), levels):
+        if alone or _close_pair(grey, counts, near, peak, int(p), levels, least):
             levels.append(int(p))
     return levels
 
 
 def _close_pair(
-    grey: np.ndarray, counts: np.ndarray, near: np.ndarray, peak: np.ndarray, p: int, levels: list[int]
+    grey: np.ndarray,
+    counts: np.ndarray,
+    near: np.ndarray,
+    peak: np.ndarray,
+    p: int,
+    levels: list[int],
+    least: float,
 ) -> bool:
-    """Whether ``p`` is a flat colour beside a close one: a mode, holding MIN_CANVAS of the picture and
+    """Whether ``p`` is a flat colour beside a close one: a mode, holding ``least`` of the picture and
     FILL of its band once the band of its closest strong neighbour (2 to TOLERANCE + 1 levels away, a
     mode and a fill by the same count) is left out, each in regions of its own (``_apart``); and no level
     found lies next to it."""
@@ -157,7 +172,7 @@ def _close_pair(
     if not _mode(counts, q) or peak[q] < FILL * _own(counts, near, q, p):
         return False
     own = _own(counts, near, p, q)
-    return own >= MIN_CANVAS * grey.size and peak[p] >= FILL * own and _apart(grey, p, q)
+    return own >= least * grey.size and peak[p] >= FILL * own and _apart(grey, p, q)
 
 
 def _apart(grey: np.ndarray, p: int, q: int) -> bool:
@@ -198,30 +213,33 @@ def at_level(grey: np.ndarray, level: int, levels: list[int]) -> np.ndarray:
     return at
 
 
-def _flat_rectangle(at: np.ndarray) -> Box | None:
-    """Rows r0:r1 and columns c0:c1 of the canvas: the largest region of ``at`` (the pixels at one flat
-    level), when it is one as ``canvas_only`` describes; None otherwise."""
+def _flat_rectangles(at: np.ndarray, least: float, every: bool) -> list[Box]:
+    """Rows r0:r1 and columns c0:c1 of the largest region of ``at`` (the pixels at one flat level), or
+    with ``every`` of each region, that is a canvas as ``canvas_only`` describes, covering ``least`` of
+    the picture at least. (Every region on the working copy: a loop of a digit closed by a ruling can
+    pass for one.)"""
     labels, n = label_components(at)
-    if n == 0:
-        return None
-    sizes = np.bincount(labels.ravel())
+    sizes = np.bincount(labels.ravel(), minlength=n + 1)
     sizes[0] = 0
-    region = labels == int(np.argmax(sizes))
-    rows, cols = np.flatnonzero(region.any(axis=1)), np.flatnonzero(region.any(axis=0))
-    r0, r1, c0, c1 = int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
     h, w = at.shape
-    if (r1 - r0) * (c1 - c0) < MIN_CANVAS * at.size or (r0, r1, c0, c1) == (0, h, 0, w):
-        return None
-    inside = region[r0:r1, c0:c1]
-    if not sides_clear(inside) or not MIN_WRITING <= 1.0 - inside.mean() <= 1.0 - BLANK:
-        return None
     band = max(3, round(FURNITURE * max(h, w)))
-    beyond = [
-        at[max(0, r0 - band) : r0, c0:c1],
-        at[r1 : r1 + band, c0:c1],
-        at[r0:r1, max(0, c0 - band) : c0],
-        at[r0:r1, c1 : c1 + band],
-    ]
-    if any(b.size and b.mean() > 1.0 - OFF_LEVEL for b in beyond):
-        return None
-    return r0, r1, c0, c1
+    found = []
+    tried = np.flatnonzero(sizes >= least * BLANK * at.size) if every else np.argmax(sizes)[None]
+    for k in tried[sizes[tried] > 0]:  # mostly blank: this many at its level
+        region = labels == k
+        rows, cols = np.flatnonzero(region.any(axis=1)), np.flatnonzero(region.any(axis=0))
+        r0, r1, c0, c1 = int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
+        if (r1 - r0) * (c1 - c0) < least * at.size or (r0, r1, c0, c1) == (0, h, 0, w):
+            continue
+        inside = region[r0:r1, c0:c1]
+        if not sides_clear(inside) or not MIN_WRITING <= 1.0 - inside.mean() <= 1.0 - BLANK:
+            continue
+        beyond = [
+            at[max(0, r0 - band) : r0, c0:c1],
+            at[r1 : r1 + band, c0:c1],
+            at[r0:r1, max(0, c0 - band) : c0],
+            at[r0:r1, c1 : c1 + band],
+        ]
+        if not any(b.size and b.mean() > 1.0 - OFF_LEVEL for b in beyond):
+            found.append((r0, r1, c0, c1))
+    return found

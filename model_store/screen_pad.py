@@ -16,6 +16,12 @@ a corner, mostly blank, holding writing, covering MIN_PAD of the picture, and bo
 line at most LINE thick with its own level beyond the line, where no writing crosses it, and turning at
 its corners (a row of a form's boxes shares lines that run on). Of the pads found, one with none inside
 it (a card outlined as its pad is), most like one drawing.
+
+A web demo screenshotted whole on a large screen shows its pad or canvas at 1-5% of the picture: the
+working copy holds too few of its pixels for ``screen_canvas`` to seek it there. On a screen (two flat
+fills at least) the finer copy is searched down to SMALL of the picture, for a pad and, where none is
+found, for a canvas (``screen_canvas.canvas_box``). A JPEG, decoded at a reduced scale for the working
+copy, is decoded again for the finer copy (``decode.luminance``).
 """
 
 from __future__ import annotations
@@ -33,43 +39,52 @@ from .screen_canvas import (
     MIN_WRITING,
     Box,
     at_level,
+    canvas_box,
     flat_levels,
     innermost,
     most_like_a_drawing,
     second_rows,
+    within,
 )
 
 FINE_SIZE = 1024  # the outline is sought on a copy at most this many px a side (4K: a 1 px line at 1/4)
 LINE = 3  # a pad's outline is at most this many px thick on that copy
 MIN_PAD = 0.03  # the pad covers at least this share of the picture
 LINE_REACH = 0.15  # each side of a pad is at least this share of the picture's shorter side long
+# ... but on a screen (two flat fills or more: a page and a browser's bar or a taskbar; a scanned page has
+# one, its paper, and a form's box on it is no pad) a pad or a canvas is sought down to SMALL of the
+# picture, each side SMALL_REACH of its shorter side: a web demo screenshotted whole on a large screen.
+SMALL, SMALL_REACH = 0.01, 0.1
 BEYOND = 0.9  # past its outline, this share of each side lies at the pad's level again (a card's paper)
 RUN = 2 * LINE + 2  # px past a corner along which a form's line runs on
 SIDE_FILL = 0.5  # the pad lies at its level along this share of each side, inside its outline
 
 
-def pad_only(img: Image.Image, gray: np.ndarray) -> np.ndarray:
-    """``gray`` (0..1, the working copy of ``img``) with all but a web page's outlined pad painted over
-    with the pad's level; ``gray`` itself when the picture shows no such pad."""
-    if max(img.size) <= max(gray.shape) or not flat_levels(np.round(gray * 255).astype(np.int16)):
+def pad_only(data: bytes, max_pixels: int, img: Image.Image, gray: np.ndarray) -> np.ndarray:
+    """``gray`` (0..1, the working copy of ``img``, decoded from ``data``) with all but a web page's
+    outlined pad painted over with the pad's level; ``gray`` itself when the picture shows no such pad."""
+    grey = np.round(gray * 255).astype(np.int16)
+    if max(img.size) <= max(gray.shape) or not flat_levels(grey):
         return gray  # not reduced (a screenshot is larger), or no screen's flat fill (a photo, a scan)
-    fine = luminance(img, FINE_SIZE)
+    fine = luminance(data, max_pixels, img, FINE_SIZE)
     if fine is None:
         return gray
+    levels = flat_levels(fine, SMALL)
+    screen = len(levels) >= 2
+    least, reach = (SMALL, SMALL_REACH) if screen else (MIN_PAD, LINE_REACH)
     pads: list[tuple[Box, np.ndarray]] = []
-    levels = flat_levels(fine)
-    for level in levels:
+    for level in levels if screen else flat_levels(fine):
         at = at_level(fine, level, levels)
-        if _outline_like(at):
-            pads += [(box, at) for box in _pads(at)]
+        if _outline_like(at, reach):
+            pads += [(box, at) for box in _pads(at, least, reach)]
     inner = innermost(pads)
-    if not inner:
+    if inner:
+        box = most_like_a_drawing(inner, lambda at: at)[0]
+    elif screen and (canvas := _small_canvas(grey, fine)) is not None:
+        box = canvas
+    else:
         return gray
-    r0, r1, c0, c1 = most_like_a_drawing(inner, lambda at: at)[0]
-    # The pad in the working copy: its pixels wholly inside the outline (those across it are a blend).
-    sy, sx = gray.shape[0] / fine.shape[0], gray.shape[1] / fine.shape[1]
-    r0, r1 = math.ceil(r0 * sy), math.floor(r1 * sy)
-    c0, c1 = math.ceil(c0 * sx), math.floor(c1 * sx)
+    r0, r1, c0, c1 = _in_working(box, fine.shape, gray.shape)
     if r1 - r0 < 8 or c1 - c0 < 8:
         return gray
     inside = gray[r0:r1, c0:c1]
@@ -79,11 +94,37 @@ def pad_only(img: Image.Image, gray: np.ndarray) -> np.ndarray:
     return out
 
 
-def _outline_like(at: np.ndarray) -> bool:
+def _small_canvas(grey: np.ndarray, fine: np.ndarray) -> Box | None:
+    """The box (on the finer copy ``fine``, 0..255) of a drawing app's canvas too small to be found on the
+    working copy ``grey`` (under MIN_CANVAS of the picture, or its fill lost among the blends round it):
+    where the canvas step finds none there, or finds the page or the workspace round it."""
+    found = canvas_box(fine, SMALL, every=True)
+    if found is None:
+        return None
+    box = found[0]
+    work = canvas_box(grey)
+    if work is None:
+        return box
+    inner = _in_working(box, fine.shape, grey.shape)
+    return box if within(inner, work[0]) and 2 * _area(inner) <= _area(work[0]) else None
+
+
+def _in_working(box: Box, fine: tuple[int, ...], work: tuple[int, ...]) -> Box:
+    """``box`` of the finer copy (of shape ``fine``) in the working copy (``work``): the pixels wholly
+    inside it (those across its edge are a blend)."""
+    sy, sx = work[0] / fine[0], work[1] / fine[1]
+    return math.ceil(box[0] * sy), math.floor(box[1] * sy), math.ceil(box[2] * sx), math.floor(box[3] * sx)
+
+
+def _area(box: Box) -> int:
+    return max(0, box[1] - box[0]) * max(0, box[3] - box[2])
+
+
+def _outline_like(at: np.ndarray, reach: float) -> bool:
     """Whether the picture has the makings of an outline round a pad (checked before its regions are
-    labelled): two rows and two columns each holding LINE_REACH of the picture's shorter side of pixels
+    labelled): two rows and two columns each holding ``reach`` of the picture's shorter side of pixels
     off the level with the level again within LINE of them on both sides."""
-    reach = LINE_REACH * min(at.shape)
+    reach *= min(at.shape)
     for a in (at, at.T):
         before, after = np.zeros_like(a), np.zeros_like(a)
         for k in range(1, LINE + 1):
@@ -94,9 +135,9 @@ def _outline_like(at: np.ndarray) -> bool:
     return True
 
 
-def _pads(at: np.ndarray) -> list[Box]:
+def _pads(at: np.ndarray, least: float, reach: float) -> list[Box]:
     """Rows r0:r1 and columns c0:c1 of each region of ``at`` (the pixels at one flat level) that is a pad
-    as this module describes."""
+    as this module describes, covering ``least`` of the picture, each side ``reach`` of its shorter side."""
     # A region is taken as its pixels whose neighbours above and to the left lie at the level too: a
     # rounded corner's outline, one pixel stepping diagonally, then parts the pad from the card (the
     # regions are 8-connected).
@@ -107,22 +148,30 @@ def _pads(at: np.ndarray) -> list[Box]:
     h, w = at.shape
     sizes = np.bincount(labels.ravel(), minlength=n + 1)
     found = []
-    for k in np.flatnonzero(sizes >= MIN_PAD * BLANK * at.size):
+    for k in np.flatnonzero(sizes >= least * BLANK * at.size):
         if k == 0:
             continue
         region = labels == k
         rows, cols = np.flatnonzero(region.any(axis=1)), np.flatnonzero(region.any(axis=0))
         r0, r1, c0, c1 = int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
-        if (r1 - r0) * (c1 - c0) < MIN_PAD * at.size or min(r1 - r0, c1 - c0) < LINE_REACH * min(h, w):
+        if (r1 - r0) * (c1 - c0) < least * at.size or min(r1 - r0, c1 - c0) < reach * min(h, w):
             continue
         if r0 < 2 * LINE + 3 or c0 < 2 * LINE + 3 or r1 > h - 2 * LINE - 3 or c1 > w - 2 * LINE - 3:
             continue  # an outline and the paper beyond it lie round a pad inside the page
         inside = region[r0:r1, c0:c1]
-        if not MIN_WRITING <= 1.0 - inside.mean() <= 1.0 - BLANK:
+        if inside.mean() < BLANK or not _holds_writing(inside):
             continue
         if _filled(inside) and _outlined(sealed, r0, r1, c0, c1) and not _runs_on(at, r0, r1, c0, c1):
             found.append((r0, r1, c0, c1))
     return found
+
+
+def _holds_writing(inside: np.ndarray) -> bool:
+    """Whether a region (``inside``: its bounding box, True at its level) holds writing clear of its
+    corners (CORNER of each side): MIN_WRITING of that part off the level. An empty thumbnail's rounded
+    corners are no writing."""
+    dy, dx = max(1, round(CORNER * inside.shape[0])), max(1, round(CORNER * inside.shape[1]))
+    return bool(1.0 - inside[dy:-dy, dx:-dx].mean() >= MIN_WRITING)
 
 
 def _filled(inside: np.ndarray) -> bool:

@@ -246,7 +246,7 @@ def _page(data: bytes, max_pixels: int, max_digits: int, img: Image.Image) -> Pa
     """``page_bytes`` of the picture ``img`` (decoded from ``data``)."""
     width, height = full_size(img)  # a JPEG is decoded at a reduced scale: boxes are the picture's own
     seen = to_gray(img)  # reduced to at most WORK_SIZE per side: boxes are scaled back
-    gray = pad_only(img, seen)
+    gray = pad_only(data, max_pixels, img, seen)
     box = small_writing(gray, max(width, height), lines=True)
     if box is None:
         return read_page(gray, max_digits, scale=(width / gray.shape[1], height / gray.shape[0]))

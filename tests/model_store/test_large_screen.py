@@ -1,0 +1,119 @@
+"""A web demo screenshotted whole on a large screen (``model_store.screen_pad``): its canvas or outlined pad,
+1-2% of the picture and too small to be sought on the working copy, is found on the finer copy, in a PNG
+and in a JPEG (decoded again at the PNG's scale); a scanned page's small box is no pad (one flat fill, the
+paper, is no screen)."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+
+from model_store import preprocess
+from model_store.decode import decode_image, luminance, to_gray
+from model_store.screen_pad import pad_only
+from testkit.digits import similarity
+from testkit.images import png_bytes
+
+from .test_screen_canvas import written
+
+MAX_PIXELS = 10**8
+RGB = tuple[int, int, int]
+# page, canvas, outline, pen
+KINDS: dict[str, tuple[RGB, RGB, RGB | None, RGB]] = {
+    "a black canvas on a white page": ((255, 255, 255), (0, 0, 0), None, (255, 255, 255)),
+    "a white canvas on a gray page": ((241, 243, 246), (255, 255, 255), None, (0, 0, 0)),
+    "a light gray canvas on a white page": ((255, 255, 255), (238, 238, 238), None, (0, 0, 0)),
+    "a white pad outlined on a white page": ((255, 255, 255), (255, 255, 255), (200, 203, 210), (0, 0, 0)),
+}
+SIDE, X0, Y0 = 240, 320, 200  # the canvas: 1.6% of a 2560x1440 screen
+
+
+def large_screen(d: int, kind: str, size: tuple[int, int] = (2560, 1440)) -> tuple[Image.Image, Image.Image]:
+    """A browser's whole window at 1x: its bar, an address field wider than the canvas is, a heading, the
+    canvas with ``d`` written on it, the buttons and the answer; and the same digit on a picture all
+    canvas."""
+    page, canvas, outline, pen = KINDS[kind]
+    w, h = size
+    shot = Image.new("RGB", size, page)
+    draw = ImageDraw.Draw(shot)
+    draw.rectangle([0, 0, w, 84], (222, 225, 230))
+    draw.rounded_rectangle([220, 22, w - 220, 62], 18, (255, 255, 255))
+    draw.text((X0, 130), "Handwritten digit recognizer", (30, 30, 30))
+    draw.rectangle([X0, Y0, X0 + SIDE, Y0 + SIDE], canvas, outline=outline)
+    draw.rounded_rectangle([X0, Y0 + SIDE + 20, X0 + 90, Y0 + SIDE + 56], 6, (230, 232, 236))
+    draw.rounded_rectangle([X0 + 110, Y0 + SIDE + 20, X0 + 220, Y0 + SIDE + 56], 6, (37, 99, 235))
+    draw.text((X0 + SIDE + 50, Y0 + 30), f"Prediction: {(d + 3) % 10}", (30, 30, 30))
+    box = (X0 + 40, Y0 + 40, X0 + SIDE - 40, Y0 + SIDE - 40)
+    return written(shot, d, box, pen), written(Image.new("RGB", size, canvas), d, box, pen)
+
+
+def encoded(img: Image.Image, fmt: str) -> bytes:
+    if fmt == "PNG":
+        return png_bytes(img)
+    buf = io.BytesIO()
+    img.save(buf, "JPEG", quality=85)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_small_canvas_on_a_large_screen_is_read_as_the_canvas_alone(
+    kind: str, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each digit comes out as it does on a picture all canvas. Without the finer copy's step the canvas
+    (under 4% of the picture) is not sought, and the page is read with it."""
+    shots = [large_screen(d, kind) for d in range(10)]
+
+    def scores() -> list[float]:
+        return [
+            similarity(
+                preprocess.preprocess_bytes(encoded(shot, fmt), MAX_PIXELS),
+                preprocess.preprocess_bytes(encoded(alone, fmt), MAX_PIXELS),
+            )
+            for shot, alone in shots
+        ]
+
+    found = scores()
+    assert min(found) > 0.95, np.round(found, 3)
+    monkeypatch.setattr(preprocess, "pad_only", lambda data, max_pixels, img, gray: gray)
+    assert min(scores()) < 0.5
+
+
+def test_a_jpegs_finer_copy_is_the_pngs() -> None:
+    """A JPEG is decoded at a reduced scale for the working copy; its finer copy is decoded again, at the
+    size and the levels the PNG's has (a one-pixel outline at 1/3 rather than 1/4 of its contrast)."""
+    shot, _ = large_screen(7, "a white pad outlined on a white page")
+    png, jpeg = encoded(shot, "PNG"), encoded(shot, "JPEG")
+    img = decode_image(jpeg, MAX_PIXELS)
+    assert img.size == (640, 360)  # the working copy's draft
+    fine_png = luminance(png, MAX_PIXELS, decode_image(png, MAX_PIXELS), 1024)
+    fine_jpeg = luminance(jpeg, MAX_PIXELS, img, 1024)
+    assert fine_png is not None and fine_jpeg is not None
+    assert fine_jpeg.shape == fine_png.shape == (480, 854)
+    assert np.abs(fine_jpeg - fine_png).mean() < 1.0
+
+
+def scanned_form(d: int, bar: bool) -> Image.Image:
+    """A page scanned at 150 dpi: a 2.5 cm box (1.4% of the page) with ``d`` written in it, and a number
+    written beside it; ``bar``: with a gray bar across its top, as a screen's."""
+    page = Image.new("RGB", (1240, 1754), (255, 255, 255))
+    draw = ImageDraw.Draw(page)
+    if bar:
+        draw.rectangle([0, 0, 1240, 120], (222, 225, 230))
+    draw.rectangle([500, 700, 660, 860], None, (20, 20, 20), 2)
+    written(page, d, (540, 730, 620, 830), (20, 20, 20))
+    written(page, (d + 4) % 10, (200, 1200, 260, 1300), (20, 20, 20))
+    return written(page, (d + 5) % 10, (270, 1200, 330, 1300), (20, 20, 20))
+
+
+@pytest.mark.parametrize("d", [0, 4, 7])
+def test_a_scanned_pages_small_box_is_no_pad(d: int) -> None:
+    """A box under 3% of a page with one flat fill (its paper) is left alone, the writing beside it kept;
+    with a second flat fill (a screen's bar) the same box is taken for a pad."""
+    for bar in (False, True):
+        page = scanned_form(d, bar)
+        gray = to_gray(page)
+        assert (pad_only(b"", 0, page, gray) is not gray) == bar
