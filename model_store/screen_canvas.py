@@ -25,6 +25,7 @@ from .imageops import frame
 
 TOLERANCE = 4  # of 255: a screen's flat colour varies by no more (JPEG's noise on the reduced picture)
 MIN_CANVAS = 0.04  # the canvas covers at least this share of the picture (a web page's canvas: 5-10%)
+MIN_SIDE = 8  # px: a canvas is at least this wide and tall (a strip a pixel wide has no second row)
 # Of each side of the canvas this share lies at its level, and never two pixels side by side off it (no
 # writing crosses it), its ends aside (CORNER of its length: rounded corners).
 EDGE_FLAT, CORNER = 0.98, 0.05
@@ -229,7 +230,9 @@ def _flat_rectangles(at: np.ndarray, least: float, every: bool) -> list[Box]:
         region = labels == k
         rows, cols = np.flatnonzero(region.any(axis=1)), np.flatnonzero(region.any(axis=0))
         r0, r1, c0, c1 = int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
-        if (r1 - r0) * (c1 - c0) < least * at.size or (r0, r1, c0, c1) == (0, h, 0, w):
+        if (r1 - r0) * (c1 - c0) < least * at.size or min(r1 - r0, c1 - c0) < MIN_SIDE:
+            continue
+        if (r0, r1, c0, c1) == (0, h, 0, w):
             continue
         inside = region[r0:r1, c0:c1]
         if not sides_clear(inside) or not MIN_WRITING <= 1.0 - inside.mean() <= 1.0 - BLANK:
