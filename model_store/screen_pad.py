@@ -54,6 +54,7 @@ LINE_REACH = 0.15  # each side of a pad is at least this share of the picture's 
 # ... but on a screen (two flat fills or more: a page and a browser's bar or a taskbar; a scanned page has
 # one, its paper, and a form's box on it is no pad) a pad or a canvas is sought down to SMALL of the
 # picture, each side SMALL_REACH of its shorter side: a web demo screenshotted whole on a large screen.
+# (A drawing's pure black ink passes for a second fill too: docs/robustness.md, what the step costs.)
 SMALL, SMALL_REACH = 0.01, 0.1
 BEYOND = 0.9  # past its outline, this share of each side lies at the pad's level again (a card's paper)
 RUN = 2 * LINE + 2  # px past a corner along which a form's line runs on
