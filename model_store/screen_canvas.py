@@ -119,8 +119,13 @@ def sides_clear(inside: np.ndarray) -> bool:
 def second_rows(inside: np.ndarray) -> tuple[np.ndarray, ...]:
     """A box's second row from the top and the bottom and second column from the left and the right,
     their ends (CORNER of each) left out: rounded corners."""
-    dy, dx = max(1, round(CORNER * inside.shape[0])), max(1, round(CORNER * inside.shape[1]))
+    dy, dx = corners(inside.shape[0], inside.shape[1])
     return inside[1, dx:-dx], inside[-2, dx:-dx], inside[dy:-dy, 1], inside[dy:-dy, -2]
+
+
+def corners(height: int, width: int) -> tuple[int, int]:
+    """How many rows and columns at each end of a box's sides its rounded corners take (CORNER of them)."""
+    return max(1, round(CORNER * height)), max(1, round(CORNER * width))
 
 
 def _aspect(box: Box) -> float:
@@ -230,9 +235,8 @@ def _flat_rectangles(at: np.ndarray, least: float, every: bool) -> list[Box]:
         region = labels == k
         rows, cols = np.flatnonzero(region.any(axis=1)), np.flatnonzero(region.any(axis=0))
         r0, r1, c0, c1 = int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
-        if (r1 - r0) * (c1 - c0) < least * at.size or min(r1 - r0, c1 - c0) < MIN_SIDE:
-            continue
-        if (r0, r1, c0, c1) == (0, h, 0, w):
+        small = (r1 - r0) * (c1 - c0) < least * at.size or min(r1 - r0, c1 - c0) < MIN_SIDE
+        if small or (r0, r1, c0, c1) == (0, h, 0, w):
             continue
         inside = region[r0:r1, c0:c1]
         if not sides_clear(inside) or not MIN_WRITING <= 1.0 - inside.mean() <= 1.0 - BLANK:

@@ -35,11 +35,11 @@ from .components import label_components
 from .decode import luminance
 from .screen_canvas import (
     BLANK,
-    CORNER,
     MIN_WRITING,
     Box,
     at_level,
     canvas_box,
+    corners,
     flat_levels,
     innermost,
     most_like_a_drawing,
@@ -171,7 +171,7 @@ def _holds_writing(inside: np.ndarray) -> bool:
     """Whether a region (``inside``: its bounding box, True at its level) holds writing clear of its
     corners (CORNER of each side): MIN_WRITING of that part off the level. An empty thumbnail's rounded
     corners are no writing."""
-    dy, dx = max(1, round(CORNER * inside.shape[0])), max(1, round(CORNER * inside.shape[1]))
+    dy, dx = corners(inside.shape[0], inside.shape[1])
     return bool(1.0 - inside[dy:-dy, dx:-dx].mean() >= MIN_WRITING)
 
 
@@ -187,7 +187,7 @@ def _outlined(sealed: np.ndarray, r0: int, r1: int, c0: int, c1: int) -> bool:
     all of the side, with the level again beyond it (rounded corners aside), where never two pixels side
     by side are off it (writing crossing the outline: a form's box written over, no pad). ``sealed``: the
     pixels at the level whose neighbours above and to the left are too, where a line is a pixel thicker."""
-    dy, dx = max(1, round(CORNER * (r1 - r0))), max(1, round(CORNER * (c1 - c0)))
+    dy, dx = corners(r1 - r0, c1 - c0)
     reach = range(1, 2 * LINE + 3)
     sides = (
         [sealed[r0 - k, c0 + dx : c1 - dx] for k in reach],
