@@ -6,6 +6,8 @@ Shared by the single-digit preprocessing (``preprocess``) and the reading of who
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 ENCLOSED = (0.35, 0.83)  # a loop round writing holds marks this tall (times the loop's height) ...
@@ -15,10 +17,11 @@ ENCLOSE_FILL = 0.2  # ... and has ink on at most this share of its box (a circle
 def row_runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The runs of True along each row of a boolean image: (row, first column, end column exclusive)
     per run, in row-major order."""
-    edges = np.diff(np.pad(mask.astype(np.int8), ((0, 0), (1, 1))), axis=1)
-    rows, starts = np.nonzero(edges == 1)
-    _, ends = np.nonzero(edges == -1)
-    return rows, starts, ends
+    h, w = mask.shape
+    padded = np.zeros((h, w + 2), dtype=bool)
+    padded[:, 1:-1] = mask
+    rows, cols = np.nonzero(padded[:, 1:] != padded[:, :-1])  # per row: a start, its end, the next ...
+    return rows[0::2], cols[0::2], cols[1::2]
 
 
 def euler_number(mask: np.ndarray) -> int:
@@ -32,41 +35,78 @@ def euler_number(mask: np.ndarray) -> int:
 
 
 def label_components(mask: np.ndarray) -> tuple[np.ndarray, int]:
-    """8-connected components of a boolean image -> (int32 labels 1..n, 0 = background), n.
+    """8-connected components of a boolean image -> (int32 labels 1..n, 0 = background), n, numbered
+    in the order their first pixels come row by row."""
+    mask = np.asarray(mask, dtype=bool)
+    runs = Runs.of(mask)
+    labels = np.zeros(mask.shape, dtype=np.int32)
+    labels[mask] = np.repeat(runs.label, runs.ends - runs.starts)  # row-major, as the runs
+    return labels, runs.n
 
-    Runs of ink per row are the nodes; a run touches the runs of the previous row whose columns
-    overlap it by one pixel diagonally. Union-find over runs: a 280x1000 canvas has a few hundred.
+
+@dataclass(frozen=True)
+class Runs:
+    """A boolean image's runs of True per row (``row_runs``), each with its component's label (1..n,
+    ``label_components``' numbering).
+
+    Runs are the nodes; a run touches the runs of the row above whose columns overlap it by one pixel
+    diagonally. The touching pairs are found with two sorted searches, and each run takes the least run
+    index of its component by propagation with pointer jumping: array operations, where a loop over the
+    runs took 0.1-0.3 s on a 1000 px screenshot's level.
     """
-    h, w = mask.shape
-    rows, starts, ends = row_runs(mask)
-    parent = list(range(len(rows)))
 
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
+    rows: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    label: np.ndarray
+    n: int
 
-    row_start = np.searchsorted(rows, np.arange(h + 1))
-    for r in range(1, h):
-        a0, a1 = row_start[r - 1], row_start[r]  # runs of the previous row
-        b0, b1 = row_start[r], row_start[r + 1]
-        j = a0
-        for i in range(b0, b1):
-            while j < a1 and ends[j] < starts[i]:  # previous run ends left of this one's diagonal
-                j += 1
-            k = j
-            while k < a1 and starts[k] <= ends[i]:
-                ri, rk = find(i), find(k)
-                if ri != rk:
-                    parent[max(ri, rk)] = min(ri, rk)
-                k += 1
-    roots = np.array([find(i) for i in range(len(rows))], dtype=np.int64)
-    _, run_label = np.unique(roots, return_inverse=True)
-    labels = np.zeros((h, w), dtype=np.int32)
-    for r, s, e, lab in zip(rows, starts, ends, run_label + 1, strict=True):
-        labels[r, s:e] = lab
-    return labels, int(run_label.max() + 1) if len(rows) else 0
+    @classmethod
+    def of(cls, mask: np.ndarray) -> Runs:
+        w = mask.shape[1]
+        rows, starts, ends = row_runs(mask)
+        n = len(rows)
+        if n == 0:
+            return cls(rows, starts, ends, np.zeros(0, dtype=np.int32), 0)
+        row_key = rows.astype(np.int64) * (w + 2)  # runs sorted by row, then column: one key orders both
+        above = row_key - (w + 2)
+        first = np.searchsorted(row_key + ends, above + starts, "left")  # the row above's runs reaching it
+        past = np.searchsorted(row_key + starts, above + ends, "right")
+        count = np.maximum(past - first, 0)
+        run = np.repeat(np.arange(n), count)
+        touched = _ranges(first, count)
+        root = np.arange(n)
+        while True:
+            least = np.minimum(root[run], root[touched])
+            hooked = root.copy()
+            np.minimum.at(hooked, run, least)
+            np.minimum.at(hooked, touched, least)
+            while not np.array_equal(jumped := hooked[hooked], hooked):
+                hooked = jumped
+            if np.array_equal(hooked, root):
+                break
+            root = hooked
+        _, label = np.unique(root, return_inverse=True)
+        return cls(rows, starts, ends, label.astype(np.int32) + 1, int(label.max()) + 1)
+
+    def sizes(self) -> np.ndarray:
+        """(n + 1,) pixels per label, 0 for the background's place."""
+        return np.bincount(self.label, weights=self.ends - self.starts, minlength=self.n + 1).astype(np.int64)
+
+    def region(self, k: int) -> tuple[tuple[int, int, int, int], np.ndarray]:
+        """Component ``k``'s box (r0, r1, c0, c1, exclusive) and its pixels within it."""
+        at = self.label == k
+        rows, starts, ends = self.rows[at], self.starts[at], self.ends[at]
+        r0, r1, c0, c1 = int(rows.min()), int(rows.max()) + 1, int(starts.min()), int(ends.max())
+        inside = np.zeros((r1 - r0, c1 - c0), dtype=bool)
+        first = (rows - r0) * (c1 - c0) + starts - c0  # each run's first pixel in the box, row-major
+        inside.ravel()[_ranges(first, ends - starts)] = True
+        return (r0, r1, c0, c1), inside
+
+
+def _ranges(first: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """first[0], first[0] + 1, ... (lengths[0] of them), then first[1], ...: many ranges at once."""
+    return np.repeat(first - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
 
 
 def grown(mask: np.ndarray) -> np.ndarray:

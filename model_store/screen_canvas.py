@@ -20,7 +20,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from .components import component_boxes, label_components
+from .components import Runs, component_boxes, label_components
 from .imageops import frame
 
 TOLERANCE = 4  # of 255: a screen's flat colour varies by no more (JPEG's noise on the reduced picture)
@@ -224,21 +224,17 @@ def _flat_rectangles(at: np.ndarray, least: float, every: bool) -> list[Box]:
     with ``every`` of each region, that is a canvas as ``canvas_only`` describes, covering ``least`` of
     the picture at least. (Every region on the working copy: a loop of a digit closed by a ruling can
     pass for one.)"""
-    labels, n = label_components(at)
-    sizes = np.bincount(labels.ravel(), minlength=n + 1)
-    sizes[0] = 0
+    runs = Runs.of(at)
+    sizes = runs.sizes()
     h, w = at.shape
     band = max(3, round(FURNITURE * max(h, w)))
     found = []
     tried = np.flatnonzero(sizes >= least * BLANK * at.size) if every else np.argmax(sizes)[None]
     for k in tried[sizes[tried] > 0]:  # mostly blank: this many at its level
-        region = labels == k
-        rows, cols = np.flatnonzero(region.any(axis=1)), np.flatnonzero(region.any(axis=0))
-        r0, r1, c0, c1 = int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
+        (r0, r1, c0, c1), inside = runs.region(int(k))
         small = (r1 - r0) * (c1 - c0) < least * at.size or min(r1 - r0, c1 - c0) < MIN_SIDE
         if small or (r0, r1, c0, c1) == (0, h, 0, w):
             continue
-        inside = region[r0:r1, c0:c1]
         if not sides_clear(inside) or not MIN_WRITING <= 1.0 - inside.mean() <= 1.0 - BLANK:
             continue
         beyond = [

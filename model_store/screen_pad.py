@@ -19,9 +19,9 @@ it (a card outlined as its pad is), most like one drawing.
 
 A web demo screenshotted whole on a large screen shows its pad or canvas at 1-5% of the picture: the
 working copy holds too few of its pixels for ``screen_canvas`` to seek it there. On a screen (two flat
-fills at least) the finer copy is searched down to SMALL of the picture, for a pad and, where none is
-found, for a canvas (``screen_canvas.canvas_box``). A JPEG, decoded at a reduced scale for the working
-copy, is decoded again for the finer copy (``decode.luminance``).
+fills at least, one neither black nor white) the finer copy is searched down to SMALL of the picture, for
+a pad and, where none is found, for a canvas (``screen_canvas.canvas_box``). A JPEG, decoded at a reduced
+scale for the working copy, is decoded again for the finer copy (``decode.luminance``).
 """
 
 from __future__ import annotations
@@ -31,11 +31,12 @@ import math
 import numpy as np
 from PIL import Image
 
-from .components import label_components
+from .components import Runs
 from .decode import luminance
 from .screen_canvas import (
     BLANK,
     MIN_WRITING,
+    TOLERANCE,
     Box,
     at_level,
     canvas_box,
@@ -51,10 +52,9 @@ FINE_SIZE = 1024  # the outline is sought on a copy at most this many px a side 
 LINE = 3  # a pad's outline is at most this many px thick on that copy
 MIN_PAD = 0.03  # the pad covers at least this share of the picture
 LINE_REACH = 0.15  # each side of a pad is at least this share of the picture's shorter side long
-# ... but on a screen (two flat fills or more: a page and a browser's bar or a taskbar; a scanned page has
-# one, its paper, and a form's box on it is no pad) a pad or a canvas is sought down to SMALL of the
-# picture, each side SMALL_REACH of its shorter side: a web demo screenshotted whole on a large screen.
-# (A drawing's pure black ink passes for a second fill too: docs/robustness.md, what the step costs.)
+# ... but on a screen (``_screen``: a page and a browser's bar or a taskbar; a scanned page has one flat
+# fill, its paper, or black on white, and a form's box on it is no pad) a pad or a canvas is sought down
+# to SMALL of the picture, each side SMALL_REACH of its shorter side: a web demo screenshotted whole.
 SMALL, SMALL_REACH = 0.01, 0.1
 BEYOND = 0.9  # past its outline, this share of each side lies at the pad's level again (a card's paper)
 RUN = 2 * LINE + 2  # px past a corner along which a form's line runs on
@@ -71,7 +71,7 @@ def pad_only(data: bytes, max_pixels: int, img: Image.Image, gray: np.ndarray) -
     if fine is None:
         return gray
     levels = flat_levels(fine, SMALL)
-    screen = len(levels) >= 2
+    screen = _screen(levels)
     least, reach = (SMALL, SMALL_REACH) if screen else (MIN_PAD, LINE_REACH)
     pads: list[tuple[Box, np.ndarray]] = []
     for level in levels if screen else flat_levels(fine):
@@ -93,6 +93,13 @@ def pad_only(data: bytes, max_pixels: int, img: Image.Image, gray: np.ndarray) -
     out = np.full_like(gray, level)
     out[r0:r1, c0:c1] = inside
     return out
+
+
+def _screen(levels: list[int]) -> bool:
+    """Whether a picture's flat fills (``levels``, each SMALL of it at least) are a screen's: two or more,
+    one of them neither black nor white. A drawing's ink on its paper, a 1-bit scan's or a dither's, is
+    as flat as a fill and black on white; a screen's bars, panels and cards come in other levels."""
+    return len(levels) >= 2 and any(TOLERANCE < v < 255 - TOLERANCE for v in levels)
 
 
 def _small_canvas(grey: np.ndarray, fine: np.ndarray) -> Box | None:
@@ -145,21 +152,16 @@ def _pads(at: np.ndarray, least: float, reach: float) -> list[Box]:
     sealed = at.copy()
     sealed[1:] &= at[:-1]
     sealed[:, 1:] &= at[:, :-1]
-    labels, n = label_components(sealed)
+    runs = Runs.of(sealed)
     h, w = at.shape
-    sizes = np.bincount(labels.ravel(), minlength=n + 1)
+    sizes = runs.sizes()
     found = []
     for k in np.flatnonzero(sizes >= least * BLANK * at.size):
-        if k == 0:
-            continue
-        region = labels == k
-        rows, cols = np.flatnonzero(region.any(axis=1)), np.flatnonzero(region.any(axis=0))
-        r0, r1, c0, c1 = int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
+        (r0, r1, c0, c1), inside = runs.region(int(k))
         if (r1 - r0) * (c1 - c0) < least * at.size or min(r1 - r0, c1 - c0) < reach * min(h, w):
             continue
         if r0 < 2 * LINE + 3 or c0 < 2 * LINE + 3 or r1 > h - 2 * LINE - 3 or c1 > w - 2 * LINE - 3:
             continue  # an outline and the paper beyond it lie round a pad inside the page
-        inside = region[r0:r1, c0:c1]
         if inside.mean() < BLANK or not _holds_writing(inside):
             continue
         if _filled(inside) and _outlined(sealed, r0, r1, c0, c1) and not _runs_on(at, r0, r1, c0, c1):

@@ -6,9 +6,13 @@ path. Prints how many are read exactly, per family and model.
   soft ellipse adding 0.25-0.6 of the paper's light to paper and ink alike, clipped at white), as JPEG.
 - ``screenshot``: written in a drawing app and sent as a screenshot of it, the app's toolbars, palette and
   bars round the canvas (``training.screen_corruptions``, as `robustness`'s `app_screenshot` draws a digit).
+- ``large_screen``: written on a web demo's canvas (360-520 x 160-240 px), screenshotted whole on a large
+  screen at 1x, as `scripts/screenshot_looks.py`'s `large_screen` draws a digit's (``screen_pad``'s small
+  canvases).
 
     .venv/bin/python scripts/numbers_seen.py                     # glare, 150 numbers per family, seed 5
     .venv/bin/python scripts/numbers_seen.py --look screenshot --data-root .devdata
+    .venv/bin/python scripts/numbers_seen.py --look large_screen --data-root .devdata
     .venv/bin/python scripts/numbers_seen.py --count 300 --seed 6
 """
 
@@ -18,7 +22,7 @@ import argparse
 import io
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from training.data import load_split
 from training.evaluate import serving_heads
@@ -30,7 +34,15 @@ from training.screen_corruptions import screenshot_of
 FAMILIES = {
     "glare": ("fonts", "strokes", "photos", "notebook"),
     "screenshot": ("strokes", "mnist", "marks", "fonts"),
+    "large_screen": ("strokes", "mnist", "marks", "fonts"),
 }
+# The large screen's kinds: the page, the canvas, its outline (or none) and the pen.
+SCREEN_KINDS = (
+    ((255, 255, 255), (0, 0, 0), None, (255, 255, 255)),
+    ((241, 243, 246), (255, 255, 255), None, (0, 0, 0)),
+    ((255, 255, 255), (238, 238, 238), None, (0, 0, 0)),
+    ((255, 255, 255), (255, 255, 255), (200, 203, 210), (0, 0, 0)),
+)
 
 
 def glared(gray: np.ndarray, rng: np.random.Generator) -> bytes:
@@ -50,8 +62,48 @@ def glared(gray: np.ndarray, rng: np.random.Generator) -> bytes:
 def screenshot(gray: np.ndarray, rng: np.random.Generator) -> bytes:
     """A gray uint8 picture of a number (either polarity, on any paper) written in a drawing app: its ink,
     how far each pixel is from the paper (the picture's median), drawn with the app's pen."""
+    return screenshot_of(np.round(255 * ink_of(gray)).astype(np.uint8), rng)
+
+
+def ink_of(gray: np.ndarray) -> np.ndarray:
+    """How far each pixel of a number's picture (either polarity, any paper) is from its paper (the
+    median), 0..1."""
     away = np.abs(gray.astype(np.float32) - float(np.median(gray)))
-    return screenshot_of(np.round(255 * away / max(float(away.max()), 1.0)).astype(np.uint8), rng)
+    return away / max(float(away.max()), 1.0)
+
+
+def large_screen(gray: np.ndarray, rng: np.random.Generator) -> bytes:
+    """A gray uint8 picture of a number written on a web reader's canvas and screenshotted whole at 1x
+    (1920x1080 or 2560x1440): the browser's bar and address field, a heading, the canvas in one of
+    SCREEN_KINDS, Clear and Read buttons and the answer as text; as PNG, or as JPEG one in three."""
+    w, h = (1920, 1080) if rng.random() < 0.6 else (2560, 1440)
+    page, canvas, outline, pen = SCREEN_KINDS[int(rng.integers(len(SCREEN_KINDS)))]
+    shot = Image.new("RGB", (w, h), page)
+    draw = ImageDraw.Draw(shot)
+    draw.rectangle([0, 0, w, 84], (222, 225, 230))
+    draw.rounded_rectangle([220, 22, w - 220, 62], 18, (255, 255, 255))
+    cw, ch = int(rng.integers(360, 521)), int(rng.integers(160, 241))
+    x0, y0 = int(rng.integers(40, w // 3)), 190
+    draw.text((x0, 120), "Handwritten number reader", (30, 30, 30))
+    draw.rectangle([x0, y0, x0 + cw, y0 + ch], canvas, outline=outline)
+    draw.rounded_rectangle([x0, y0 + ch + 20, x0 + 90, y0 + ch + 56], 6, (230, 232, 236))
+    draw.rounded_rectangle([x0 + 110, y0 + ch + 20, x0 + 220, y0 + ch + 56], 6, (37, 99, 235))
+    draw.text((x0 + cw + 50, y0 + 30), f"Reading: {int(rng.integers(10, 1000))}", (30, 30, 30))
+    ink = ink_of(gray)
+    scale = min(rng.uniform(0.4, 0.7) * ch / ink.shape[0], (cw - 40) / ink.shape[1])
+    size = (max(1, round(ink.shape[1] * scale)), max(1, round(ink.shape[0] * scale)))
+    cover = np.asarray(
+        Image.fromarray(np.round(255 * ink).astype(np.uint8)).resize(size, Image.Resampling.BICUBIC)
+    )
+    left = x0 + 20 + int(rng.integers(0, max(1, cw - 40 - size[0])))
+    top = y0 + 15 + int(rng.integers(0, max(1, ch - 30 - size[1])))
+    alpha = cover[..., None].astype(np.float32) / 255
+    region = np.asarray(shot.crop((left, top, left + size[0], top + size[1])), np.float32)
+    written = region * (1 - alpha) + np.asarray(pen, np.float32) * alpha
+    shot.paste(Image.fromarray(np.round(written).astype(np.uint8)), (left, top))
+    buf = io.BytesIO()
+    shot.save(buf, "JPEG", quality=85) if rng.random() < 1 / 3 else shot.save(buf, "PNG")
+    return buf.getvalue()
 
 
 def main() -> None:
@@ -65,7 +117,7 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=5, help="numbers' seed; default: 5")
     args = p.parse_args()
     heads = serving_heads(argparse.Namespace(store_dir=args.store_dir, models=[]))
-    seen = {"glare": glared, "screenshot": screenshot}[args.look]
+    seen = {"glare": glared, "screenshot": screenshot, "large_screen": large_screen}[args.look]
     rng = np.random.default_rng(args.seed)
     print("| family | numbers | " + " | ".join(heads) + " |")
     print("|---|---:|" + "---:|" * len(heads))

@@ -96,13 +96,14 @@ def test_a_jpegs_finer_copy_is_the_pngs() -> None:
     assert np.abs(fine_jpeg - fine_png).mean() < 1.0
 
 
-def scanned_form(d: int, bar: bool) -> Image.Image:
+def scanned_form(d: int, bar: RGB | None) -> Image.Image:
     """A page scanned at 150 dpi: a 2.5 cm box (1.4% of the page) with ``d`` written in it, and a number
-    written beside it; ``bar``: with a gray bar across its top, as a screen's."""
+    written beside it; with a bar of colour ``bar`` across its top (a screen's, or a scanner's black
+    edge)."""
     page = Image.new("RGB", (1240, 1754), (255, 255, 255))
     draw = ImageDraw.Draw(page)
-    if bar:
-        draw.rectangle([0, 0, 1240, 120], (222, 225, 230))
+    if bar is not None:
+        draw.rectangle([0, 0, 1240, 120], bar)
     draw.rectangle([500, 700, 660, 860], None, (20, 20, 20), 2)
     written(page, d, (540, 730, 620, 830), (20, 20, 20))
     written(page, (d + 4) % 10, (200, 1200, 260, 1300), (20, 20, 20))
@@ -112,8 +113,15 @@ def scanned_form(d: int, bar: bool) -> Image.Image:
 @pytest.mark.parametrize("d", [0, 4, 7])
 def test_a_scanned_pages_small_box_is_no_pad(d: int) -> None:
     """A box under 3% of a page with one flat fill (its paper) is left alone, the writing beside it kept;
-    with a second flat fill (a screen's bar) the same box is taken for a pad."""
-    for bar in (False, True):
+    with a second flat fill (a screen's gray bar) the same box is taken for a pad. A 1-bit scan is black
+    and white alone, its ink as flat as a fill: with its scanner's black edge it is no screen either."""
+    for bar, one_bit, taken in (
+        (None, False, False),
+        ((222, 225, 230), False, True),
+        ((0, 0, 0), True, False),
+    ):
         page = scanned_form(d, bar)
+        if one_bit:
+            page = page.convert("1", dither=Image.Dither.NONE)
         gray = to_gray(page)
-        assert (pad_only(b"", 0, page, gray) is not gray) == bar
+        assert (pad_only(b"", 0, page, gray) is not gray) == taken, (bar, one_bit)
