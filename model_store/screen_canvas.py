@@ -55,11 +55,14 @@ def canvas_only(gray: np.ndarray) -> np.ndarray:
     return out
 
 
-def canvas_box(grey: np.ndarray, least: float = MIN_CANVAS, every: bool = False) -> tuple[Box, int] | None:
+def canvas_box(
+    grey: np.ndarray, least: float = MIN_CANVAS, every: bool = False, aside: float = ASIDE_ASPECT
+) -> tuple[Box, int] | None:
     """The box of a drawing app's canvas in ``grey`` (0..255) and its level, the canvas covering
     ``least`` of the picture at least; None when it shows no canvas with something round it. The canvas
     is the largest region of its level, or with ``every`` any region (a small canvas beside a larger
-    field of its colour, as a browser's white address field)."""
+    field of its colour, as a browser's white address field); off the picture's middle, at most
+    ``aside`` times as long as wide."""
     edge = grey[frame(grey.shape)]
     found: list[tuple[Box, int]] = []
     levels = flat_levels(grey, least)
@@ -73,7 +76,7 @@ def canvas_box(grey: np.ndarray, least: float = MIN_CANVAS, every: bool = False)
     # drawing (a web page's pad beside the card of the answer).
     h, w = grey.shape
     middle = (h // 2, h // 2 + 1, w // 2, w // 2 + 1)
-    inner = [(b, v) for b, v in innermost(found) if within(middle, b) or _aspect(b) <= ASIDE_ASPECT]
+    inner = [(b, v) for b, v in innermost(found) if within(middle, b) or _aspect(b) <= aside]
     if not inner:
         return None
     return most_like_a_drawing(inner, lambda v: at_level(grey, v, levels))

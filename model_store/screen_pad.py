@@ -56,6 +56,9 @@ LINE_REACH = 0.15  # each side of a pad is at least this share of the picture's 
 # fill, its paper, or black on white, and a form's box on it is no pad) a pad or a canvas is sought down
 # to SMALL of the picture, each side SMALL_REACH of its shorter side: a web demo screenshotted whole.
 SMALL, SMALL_REACH = 0.01, 0.1
+# ... and such a canvas, off the picture's middle, may be this many times as long as wide: a number's is
+# wide (our own page's number pad is 3:1); a bar or a strip of the page is longer still.
+SMALL_ASPECT = 3.5
 BEYOND = 0.9  # past its outline, this share of each side lies at the pad's level again (a card's paper)
 RUN = 2 * LINE + 2  # px past a corner along which a form's line runs on
 SIDE_FILL = 0.5  # the pad lies at its level along this share of each side, inside its outline
@@ -106,7 +109,7 @@ def _small_canvas(grey: np.ndarray, fine: np.ndarray) -> Box | None:
     """The box (on the finer copy ``fine``, 0..255) of a drawing app's canvas too small to be found on the
     working copy ``grey`` (under MIN_CANVAS of the picture, or its fill lost among the blends round it):
     where the canvas step finds none there, or finds the page or the workspace round it."""
-    found = canvas_box(fine, SMALL, every=True)
+    found = canvas_box(fine, SMALL, every=True, aside=SMALL_ASPECT)
     if found is None:
         return None
     box = found[0]

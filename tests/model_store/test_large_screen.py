@@ -82,6 +82,39 @@ def test_a_small_canvas_on_a_large_screen_is_read_as_the_canvas_alone(
     assert min(scores()) < 0.5
 
 
+def number_screen(number: str, kind: str) -> Image.Image:
+    """A number reader's page screenshotted whole at 1x: a 480x160 canvas (3:1, as our own page's number
+    pad is) near the top left of a 2560x1440 screen, ``number`` written across it."""
+    page, canvas, outline, pen = KINDS[kind]
+    shot = Image.new("RGB", (2560, 1440), page)
+    draw = ImageDraw.Draw(shot)
+    draw.rectangle([0, 0, 2560, 84], (222, 225, 230))
+    draw.text((X0, 130), "Handwritten number reader", (30, 30, 30))
+    draw.rectangle([X0, Y0, X0 + 480, Y0 + 160], canvas, outline=outline)
+    draw.rounded_rectangle([X0, Y0 + 180, X0 + 90, Y0 + 216], 6, (230, 232, 236))
+    draw.text((X0 + 530, Y0 + 30), "Reading: 123", (30, 30, 30))
+    for k, d in enumerate(number):
+        written(shot, int(d), (X0 + 60 + 110 * k, Y0 + 30, X0 + 140 + 110 * k, Y0 + 130), pen)
+    return shot
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if KINDS[k][2] is None])
+def test_a_numbers_wide_canvas_off_the_middle_is_found(kind: str) -> None:
+    """A canvas 3:1, off the picture's middle, holding a number is the canvas (a bar along the top, or a
+    phone's palette strip, is longer still): all but it is painted over with its level."""
+    shot = number_screen("2026", kind)
+    gray = to_gray(shot)
+    out = pad_only(png_bytes(shot), MAX_PIXELS, shot, gray)
+    assert out is not gray
+    sy, sx = gray.shape[0] / 1440, gray.shape[1] / 2560
+    r0, r1, c0, c1 = round(Y0 * sy), round((Y0 + 160) * sy), round(X0 * sx), round((X0 + 480) * sx)
+    outside = np.ones(gray.shape, dtype=bool)
+    outside[r0 - 1 : r1 + 1, c0 - 1 : c1 + 1] = False
+    assert np.ptp(out[outside]) == 0  # the bar, the heading, the button and the answer painted over
+    inside = (slice(r0 + 1, r1 - 1), slice(c0 + 1, c1 - 1))
+    np.testing.assert_array_equal(out[inside], gray[inside])
+
+
 def test_a_jpegs_finer_copy_is_the_pngs() -> None:
     """A JPEG is decoded at a reduced scale for the working copy; its finer copy is decoded again, at the
     size and the levels the PNG's has (a one-pixel outline at 1/3 rather than 1/4 of its contrast)."""
