@@ -29,7 +29,7 @@ from training.evaluate import serving_heads
 from training.numbers import make_family
 from training.photo_corruptions import lamp_highlight
 from training.read_eval import read, split_uploads
-from training.screen_corruptions import screenshot_of
+from training.screen_corruptions import screenshot_of, written_on
 
 FAMILIES = {
     "glare": ("fonts", "strokes", "photos", "notebook"),
@@ -62,14 +62,14 @@ def glared(gray: np.ndarray, rng: np.random.Generator) -> bytes:
 def screenshot(gray: np.ndarray, rng: np.random.Generator) -> bytes:
     """A gray uint8 picture of a number (either polarity, on any paper) written in a drawing app: its ink,
     how far each pixel is from the paper (the picture's median), drawn with the app's pen."""
-    return screenshot_of(np.round(255 * ink_of(gray)).astype(np.uint8), rng)
+    return screenshot_of(glyph_of(gray), rng)
 
 
-def ink_of(gray: np.ndarray) -> np.ndarray:
-    """How far each pixel of a number's picture (either polarity, any paper) is from its paper (the
-    median), 0..1."""
+def glyph_of(gray: np.ndarray) -> np.ndarray:
+    """A number's picture (either polarity, any paper) as white ink on black (uint8): how far each pixel
+    is from its paper (the median)."""
     away = np.abs(gray.astype(np.float32) - float(np.median(gray)))
-    return away / max(float(away.max()), 1.0)
+    return np.round(255 * (away / max(float(away.max()), 1.0))).astype(np.uint8)
 
 
 def large_screen(gray: np.ndarray, rng: np.random.Generator) -> bytes:
@@ -89,18 +89,7 @@ def large_screen(gray: np.ndarray, rng: np.random.Generator) -> bytes:
     draw.rounded_rectangle([x0, y0 + ch + 20, x0 + 90, y0 + ch + 56], 6, (230, 232, 236))
     draw.rounded_rectangle([x0 + 110, y0 + ch + 20, x0 + 220, y0 + ch + 56], 6, (37, 99, 235))
     draw.text((x0 + cw + 50, y0 + 30), f"Reading: {int(rng.integers(10, 1000))}", (30, 30, 30))
-    ink = ink_of(gray)
-    scale = min(rng.uniform(0.4, 0.7) * ch / ink.shape[0], (cw - 40) / ink.shape[1])
-    size = (max(1, round(ink.shape[1] * scale)), max(1, round(ink.shape[0] * scale)))
-    cover = np.asarray(
-        Image.fromarray(np.round(255 * ink).astype(np.uint8)).resize(size, Image.Resampling.BICUBIC)
-    )
-    left = x0 + 20 + int(rng.integers(0, max(1, cw - 40 - size[0])))
-    top = y0 + 15 + int(rng.integers(0, max(1, ch - 30 - size[1])))
-    alpha = cover[..., None].astype(np.float32) / 255
-    region = np.asarray(shot.crop((left, top, left + size[0], top + size[1])), np.float32)
-    written = region * (1 - alpha) + np.asarray(pen, np.float32) * alpha
-    shot.paste(Image.fromarray(np.round(written).astype(np.uint8)), (left, top))
+    written_on(shot, glyph_of(gray), (x0 + 20, y0 + 15, x0 + cw - 20, y0 + ch - 15), pen, rng)
     buf = io.BytesIO()
     shot.save(buf, "JPEG", quality=85) if rng.random() < 1 / 3 else shot.save(buf, "PNG")
     return buf.getvalue()

@@ -87,7 +87,7 @@ def _swatches(draw: ImageDraw.ImageDraw, box: tuple[float, float, float, float],
             )
 
 
-def _written_on(shot: Image.Image, glyph: np.ndarray, box: tuple[float, float, float, float], pen: RGB,
+def written_on(shot: Image.Image, glyph: np.ndarray, box: tuple[float, float, float, float], pen: RGB,
                 rng: np.random.Generator) -> None:  # fmt: skip
     """The writing ``glyph`` (uint8, white ink on black: a digit, a number) written with ``pen``
     somewhere in the canvas ``box``, 35-80% of its shorter side tall (narrower where it is long)."""
@@ -143,7 +143,7 @@ def _phone(glyph: np.ndarray, rng: np.random.Generator) -> Image.Image:
     draw.line([(0.38 * w, gesture), (0.62 * w, gesture)], fore, max(3, round(0.005 * h)))
     pen = (255, 255, 255) if canvas[0] < 128 else PENS[int(rng.integers(len(PENS)))]
     margin = 0.04 * w
-    _written_on(shot, glyph, (margin, top_canvas + margin, w - margin, bottom_canvas - margin), pen, rng)
+    written_on(shot, glyph, (margin, top_canvas + margin, w - margin, bottom_canvas - margin), pen, rng)
     return shot
 
 
@@ -184,7 +184,7 @@ def _desktop(glyph: np.ndarray, rng: np.random.Generator) -> Image.Image:
     draw.rectangle([cx0, cy0, cx0 + cw, cy0 + ch], (255, 255, 255))
     margin = 0.02 * w
     pen = PENS[int(rng.integers(len(PENS)))]
-    _written_on(shot, glyph, (cx0 + margin, cy0 + margin, cx0 + cw - margin, cy0 + ch - margin), pen, rng)
+    written_on(shot, glyph, (cx0 + margin, cy0 + margin, cx0 + cw - margin, cy0 + ch - margin), pen, rng)
     return shot
 
 
