@@ -27,6 +27,7 @@ from .screen_canvas import canvas_only
 
 SHEET_CONTRAST = 0.2  # a photographed sheet is at least this much lighter than the surface it lies on
 MIN_SHEET = 0.04  # a sheet smaller than the surface around it covers at least this share of the photo
+EDGE_RUN = 0.15  # a table along a sheet runs unbroken along this share of the frame's edge at least
 # A sheet on a light table (white paper on a pale desk) stands out less, down to this much, when its
 # outline is a step: SHARP_STEP of the contrast within two coarse cells either side of it (light falling
 # off across a page is a slope, a few hundredths over those cells).
@@ -40,6 +41,9 @@ BOARD_SHARE, BOARD_DARK, BOARD_CONTRAST, BOARD_INK, BOARD_MARGIN = 0.2, 0.5, 0.3
 BOARD_SOLID = 0.9  # of its convex hull, at least: a board is a quadrilateral, perhaps cut by the frame
 QUADRILATERAL = 0.87  # of its smallest rectangle, at least, a quadrilateral's hull covers (round: 0.79)
 BOARD_STROKE = 0.07  # its writing's strokes are narrower than twice this share of its shorter side
+# A board nearly filling the frame, tilted, shows the wall only in slivers and corners: lighter than the
+# board along this share of the frame's border at least, in runs along this share of its edge (EDGE_RUN's).
+BOARD_BORDER, BOARD_EDGE_RUN = 0.1, 0.08
 PEN_BEYOND = 0.25  # a stroke this much of which lies beyond the surface's core is writing on the sheet
 # A house number's plate on a wall (a dark one seen inverted) has figures much darker than it covering
 # this share of it, PLATE_MARGIN of its shorter side inside its outline (at most BOARD_MARGIN pixels:
@@ -98,7 +102,7 @@ def surface_removed(gray: np.ndarray) -> np.ndarray:
         return painted
     inverted, coarse = 1.0 - gray, 1.0 - coarse  # the coarse copy is a linear blur: inverted too
     if _dark_middle(gray):
-        painted = _on_surface(inverted, coarse, f)
+        painted = _on_surface(inverted, coarse, f, board=True)
         if painted is not inverted and _board_written_on(inverted, painted):
             return painted
     painted = _on_plate(inverted, coarse, f)  # a dark plate
@@ -114,15 +118,15 @@ def _on_plate(picture: np.ndarray, coarse: np.ndarray, f: int) -> np.ndarray:
 
 
 def _dark_middle(gray: np.ndarray) -> bool:
-    """Whether the middle of the picture is dark and a quarter of its border or more lighter, as a board's
-    photo with the wall in view is: a cheap look (every 4th pixel) before the inverted picture is searched
-    for a sheet, which a page with writing on it would cost a millisecond."""
+    """Whether the middle of the picture is dark and BOARD_BORDER of its border or more lighter, as a
+    board's photo with the wall in view is: a cheap look (every 4th pixel) before the inverted picture is
+    searched for a sheet, which a page with writing on it would cost a millisecond."""
     sample = gray[::4, ::4]
     h, w = sample.shape
     middle = float(np.median(sample[h // 4 : h - h // 4, w // 4 : w - w // 4]))
     if middle > BOARD_DARK:  # paper: most pictures end here
         return False
-    return float(np.quantile(sample[frame(sample.shape, 2)], 0.75)) >= middle + SHEET_CONTRAST
+    return float(np.quantile(sample[frame(sample.shape, 2)], 1.0 - BOARD_BORDER)) >= middle + SHEET_CONTRAST
 
 
 def _board_written_on(inverted: np.ndarray, painted: np.ndarray) -> bool:
@@ -218,10 +222,13 @@ def _cropped(mask: np.ndarray) -> np.ndarray:
     return mask[max(rows[0] - 1, 0) : rows[-1] + 2, max(cols[0] - 1, 0) : cols[-1] + 2]
 
 
-def _on_surface(gray: np.ndarray, coarse: np.ndarray, f: int, small_only: bool = False) -> np.ndarray:
+def _on_surface(
+    gray: np.ndarray, coarse: np.ndarray, f: int, small_only: bool = False, board: bool = False
+) -> np.ndarray:
     """``surface_removed`` for a sheet lighter than its surface (``coarse``, ``f``: the picture's coarse
     copy and its factor); ``gray`` itself when there is none. ``small_only``: a plate on a wall alone, a
-    sheet smaller than the wall round it (PLATE_SHAPE), its printed frame painted over too."""
+    sheet smaller than the wall round it (PLATE_SHAPE), its printed frame painted over too. ``board``: the
+    picture is a board's photo inverted, its surface the wall (``_surface_along_edge``)."""
     level = median(coarse.ravel())
     # Which pixels along the sheet's edge join the surface: darker than the sheet by this share of the
     # contrast between them. A small sheet's whole outline is in view, and what is left of it reads as
@@ -232,7 +239,7 @@ def _on_surface(gray: np.ndarray, coarse: np.ndarray, f: int, small_only: bool =
     if found is None and small_only:
         return gray
     if found is None:
-        found, edge, fill = _surface_along_edge(coarse, level, SHEET_CONTRAST), 0.5, _inpaint
+        found, edge, fill = _surface_along_edge(coarse, level, SHEET_CONTRAST, board), 0.5, _inpaint
     if found is None:  # a faint one's edge is followed further into its blur: its ramp would read as a stroke
         found, edge, fill = _surface_along_edge(coarse, level, FAINT_SHEET_CONTRAST), 0.2, _inpaint
     if found is None:
@@ -318,27 +325,32 @@ def _filled(mask: np.ndarray) -> np.ndarray:
     return filled
 
 
-def _surface_along_edge(coarse: np.ndarray, level: float, contrast: float) -> Found | None:
+def _surface_along_edge(
+    coarse: np.ndarray, level: float, contrast: float, board: bool = False
+) -> Found | None:
     """The sheet is the picture's dominant level (``level``). The surface is what is darker than the
     sheet by ``contrast`` (under SHEET_CONTRAST only across a sharp outline), runs along the picture's
-    edge unbroken for at least 15% of it, is thicker than a pen stroke, and has nothing written on it
+    edge unbroken for at least EDGE_RUN of it, is thicker than a pen stroke, and has nothing written on it
     darker than itself (that is a shadow across the page, lifted by ``shadows``) unless it lies all round
     the sheet; strokes (also dark, but thin, and touching the edge rarely and briefly) are left alone.
-    -> ``Found`` or None."""
+    ``board``: the surface is the wall round a board (the picture inverted), in view perhaps only in its
+    corners (BOARD_EDGE_RUN), and whether it is written on is not asked (below). -> ``Found`` or None."""
     dark = coarse < level - contrast
     edge = frame(dark.shape)
     if dark[edge].mean() < 0.15:
         return None
     thick = erode3(dark, pad=True)  # strokes vanish
     surface = reached(thick & edge, thick)  # the thick dark connected to the edge
-    if _longest_edge_run(surface) < 0.15 * edge.sum():
+    if _longest_edge_run(surface) < (BOARD_EDGE_RUN if board else EDGE_RUN) * edge.sum():
         return None
     table = median(coarse[surface])
     # Writing on it, darker than it, says a shadow across the page (``shadows``), and a faint one may be
     # light falling off: either leaves part of the frame's edge on the page. Round the whole sheet,
     # across a sharp outline (a desk round a sheet wholly in view, an app's window round its canvas),
-    # the surface is a table whatever lies on it (a pen, the app's buttons).
-    written = (coarse[surface] < table - SHEET_CONTRAST / 2).sum() >= 2
+    # the surface is a table whatever lies on it (a pen, the app's buttons). A light wall's light falls
+    # off across the frame by up to a third of its level, so inverted, its far side reads as written on:
+    # for a board, ``_board_written_on``'s checks decide instead (nothing on a board is darker than it).
+    written = not board and (coarse[surface] < table - SHEET_CONTRAST / 2).sum() >= 2
     if (written or contrast < SHEET_CONTRAST) and not (
         surface[edge].mean() >= WHOLE_SHEET and _sharp_outline(coarse, ~surface, table, level)
     ):

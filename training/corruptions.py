@@ -33,6 +33,7 @@ from .corruption_base import (
 from .page_corruptions import dithered, form_field, inverted, page_scan, ruled_paper, tight_crop, transparent
 from .photo_corruptions import (
     chalk_board,
+    chalk_close,
     coloured_paper,
     glare,
     hard_shadow,
@@ -195,7 +196,8 @@ FAMILIES: dict[str, dict[str, Corruption]] = {
     "light": {"glare": glare},  # and this
     "framing": {"tight_crop": tight_crop},  # and this
     "board": {"chalk_board": chalk_board},  # and this
-    "screen": {"app_screenshot": screenshot_of},  # and this last
+    "screen": {"app_screenshot": screenshot_of},  # and this
+    "board_close": {"chalk_close": chalk_close},  # and this last
 }
 CORRUPTIONS: dict[str, Corruption] = {n: f for fam in FAMILIES.values() for n, f in fam.items()}
 FAMILY_OF: dict[str, str] = {n: fam for fam, group in FAMILIES.items() for n in group}

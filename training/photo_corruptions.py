@@ -1,6 +1,6 @@
 """Corrupted uploads photographed: pen on coloured paper, a page in uneven light or on a table, a note on
-a table, a hard shadow across the page, glare on glossy paper, chalk on a board with the wall round it
-(``training.corruptions``)."""
+a table, a hard shadow across the page, glare on glossy paper, chalk on a board with the wall round it,
+near or far (``training.corruptions``)."""
 
 from __future__ import annotations
 
@@ -118,10 +118,22 @@ def chalk_board(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     """A phone photo of a digit chalked on a dark board (green or black), the light wall round it in view:
     the board 35-85% of a 1200x900 frame, tilted up to 8 degrees, the digit 30-60% of its shorter side in
     grainy chalk; light falling off, camera blur, grain, JPEG."""
+    return _chalked(u8, rng, (0.35, 0.85))
+
+
+def chalk_close(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """``chalk_board`` photographed closer: the board 85-120% of the frame's area, so that the wall shows
+    in slivers along a side or two, or in the corners the tilt leaves."""
+    return _chalked(u8, rng, (0.85, 1.2))
+
+
+def _chalked(u8: np.ndarray, rng: np.random.Generator, share: tuple[float, float]) -> bytes:
+    """The digit chalked on a board covering ``share`` of the frame's area (drawn from that range), the
+    wall round it (``chalk_board``)."""
     height, width = 900, 1200
     rgb = np.empty((height, width, 3), np.float32)
     rgb[:] = rng.uniform(0.6, 0.9) * np.array([1.0, rng.uniform(0.9, 1.0), rng.uniform(0.8, 1.0)], np.float32)
-    side = np.sqrt(rng.uniform(0.35, 0.85))
+    side = np.sqrt(rng.uniform(*share))
     w, h = int(width * side * rng.uniform(0.9, 1.1)), int(height * side * rng.uniform(0.9, 1.1))
     tone = np.array([[0.12, 0.2, 0.15], [0.13, 0.13, 0.14]], np.float32)[int(rng.integers(2))]
     board = np.ones((h, w, 3), np.float32) * tone * rng.uniform(0.8, 1.6)
