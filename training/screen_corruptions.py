@@ -88,7 +88,7 @@ def _swatches(draw: ImageDraw.ImageDraw, box: tuple[float, float, float, float],
 
 
 def written_on(shot: Image.Image, glyph: np.ndarray, box: tuple[float, float, float, float], pen: RGB,
-                rng: np.random.Generator) -> None:  # fmt: skip
+               rng: np.random.Generator) -> None:  # fmt: skip
     """The writing ``glyph`` (uint8, white ink on black: a digit, a number) written with ``pen``
     somewhere in the canvas ``box``, 35-80% of its shorter side tall (narrower where it is long)."""
     x0, y0, x1, y1 = box

@@ -31,21 +31,32 @@ KINDS: dict[str, tuple[RGB, RGB, RGB | None, RGB]] = {
 SIDE, X0, Y0 = 240, 320, 200  # the canvas: 1.6% of a 2560x1440 screen
 
 
-def large_screen(d: int, kind: str, size: tuple[int, int] = (2560, 1440)) -> tuple[Image.Image, Image.Image]:
+def browser_window(
+    kind: str, canvas: tuple[int, int], title: str, answer: str, size: tuple[int, int] = (2560, 1440)
+) -> Image.Image:
     """A browser's whole window at 1x: its bar, an address field wider than the canvas is, a heading, the
-    canvas with ``d`` written on it, the buttons and the answer; and the same digit on a picture all
-    canvas."""
-    page, canvas, outline, pen = KINDS[kind]
-    w, h = size
+    ``canvas`` (width, height) at X0, Y0, the buttons below it and the answer beside it."""
+    page, fill, outline, _ = KINDS[kind]
+    w, (cw, ch) = size[0], canvas
     shot = Image.new("RGB", size, page)
     draw = ImageDraw.Draw(shot)
     draw.rectangle([0, 0, w, 84], (222, 225, 230))
     draw.rounded_rectangle([220, 22, w - 220, 62], 18, (255, 255, 255))
-    draw.text((X0, 130), "Handwritten digit recognizer", (30, 30, 30))
-    draw.rectangle([X0, Y0, X0 + SIDE, Y0 + SIDE], canvas, outline=outline)
-    draw.rounded_rectangle([X0, Y0 + SIDE + 20, X0 + 90, Y0 + SIDE + 56], 6, (230, 232, 236))
-    draw.rounded_rectangle([X0 + 110, Y0 + SIDE + 20, X0 + 220, Y0 + SIDE + 56], 6, (37, 99, 235))
-    draw.text((X0 + SIDE + 50, Y0 + 30), f"Prediction: {(d + 3) % 10}", (30, 30, 30))
+    draw.text((X0, 130), title, (30, 30, 30))
+    draw.rectangle([X0, Y0, X0 + cw, Y0 + ch], fill, outline=outline)
+    draw.rounded_rectangle([X0, Y0 + ch + 20, X0 + 90, Y0 + ch + 56], 6, (230, 232, 236))
+    draw.rounded_rectangle([X0 + 110, Y0 + ch + 20, X0 + 220, Y0 + ch + 56], 6, (37, 99, 235))
+    draw.text((X0 + cw + 50, Y0 + 30), answer, (30, 30, 30))
+    return shot
+
+
+def large_screen(d: int, kind: str, size: tuple[int, int] = (2560, 1440)) -> tuple[Image.Image, Image.Image]:
+    """``browser_window`` with ``d`` written on its square canvas; and the same digit on a picture all
+    canvas."""
+    shot = browser_window(
+        kind, (SIDE, SIDE), "Handwritten digit recognizer", f"Prediction: {(d + 3) % 10}", size
+    )
+    _, canvas, _, pen = KINDS[kind]
     box = (X0 + 40, Y0 + 40, X0 + SIDE - 40, Y0 + SIDE - 40)
     return written(shot, d, box, pen), written(Image.new("RGB", size, canvas), d, box, pen)
 
@@ -83,18 +94,11 @@ def test_a_small_canvas_on_a_large_screen_is_read_as_the_canvas_alone(
 
 
 def number_screen(number: str, kind: str) -> Image.Image:
-    """A number reader's page screenshotted whole at 1x: a 480x160 canvas (3:1, as our own page's number
-    pad is) near the top left of a 2560x1440 screen, ``number`` written across it."""
-    page, canvas, outline, pen = KINDS[kind]
-    shot = Image.new("RGB", (2560, 1440), page)
-    draw = ImageDraw.Draw(shot)
-    draw.rectangle([0, 0, 2560, 84], (222, 225, 230))
-    draw.text((X0, 130), "Handwritten number reader", (30, 30, 30))
-    draw.rectangle([X0, Y0, X0 + 480, Y0 + 160], canvas, outline=outline)
-    draw.rounded_rectangle([X0, Y0 + 180, X0 + 90, Y0 + 216], 6, (230, 232, 236))
-    draw.text((X0 + 530, Y0 + 30), "Reading: 123", (30, 30, 30))
+    """``browser_window`` of a number reader: a 480x160 canvas (3:1, as our own page's number pad is) near
+    the top left of a 2560x1440 screen, ``number`` written across it."""
+    shot = browser_window(kind, (480, 160), "Handwritten number reader", "Reading: 123")
     for k, d in enumerate(number):
-        written(shot, int(d), (X0 + 60 + 110 * k, Y0 + 30, X0 + 140 + 110 * k, Y0 + 130), pen)
+        written(shot, int(d), (X0 + 60 + 110 * k, Y0 + 30, X0 + 140 + 110 * k, Y0 + 130), KINDS[kind][3])
     return shot
 
 
