@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .decode import NoInk
+from .haze import haze_removed
 from .highlights import paper_under_highlights
 from .imageops import blur3, coarse_copy, median, noise_sigma, quantiles, robust_fit, upsample
 from .rulings import rulings_removed
@@ -136,10 +137,11 @@ def ink_above_paper(gray: np.ndarray) -> tuple[np.ndarray, float]:
 
 def ink_above(x: np.ndarray, flush: bool = True) -> tuple[np.ndarray, float]:
     """ink_above_paper on an image already turned white-on-black (``flush``: it may be one digit
-    cropped flush to its ink, see ``paper_level``); lined or squared paper's rulings out."""
+    cropped flush to its ink, see ``paper_level``); lined or squared paper's rulings out, and an eraser's
+    broad faint bands (``haze``)."""
     ink = np.clip(x - paper_under_highlights(x, paper_level(x, flush)), 0.0, None)
     sigma = noise_sigma(ink)
-    return denoised(rulings_removed(ink, max(2 * MIN_FLOOR, GRAIN * sigma)), sigma)
+    return denoised(haze_removed(rulings_removed(ink, max(2 * MIN_FLOOR, GRAIN * sigma))), sigma)
 
 
 def denoised(x: np.ndarray, sigma: float | None = None) -> tuple[np.ndarray, float]:

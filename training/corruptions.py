@@ -35,6 +35,7 @@ from .photo_corruptions import (
     chalk_board,
     chalk_close,
     coloured_paper,
+    erased_board,
     glare,
     hard_shadow,
     photo_of_note,
@@ -197,7 +198,8 @@ FAMILIES: dict[str, dict[str, Corruption]] = {
     "framing": {"tight_crop": tight_crop},  # and this
     "board": {"chalk_board": chalk_board},  # and this
     "screen": {"app_screenshot": screenshot_of},  # and this
-    "board_close": {"chalk_close": chalk_close},  # and this last
+    "board_close": {"chalk_close": chalk_close},  # and this
+    "erased": {"erased_board": erased_board},  # and this last
 }
 CORRUPTIONS: dict[str, Corruption] = {n: f for fam in FAMILIES.values() for n, f in fam.items()}
 FAMILY_OF: dict[str, str] = {n: fam for fam, group in FAMILIES.items() for n in group}

@@ -1,6 +1,6 @@
 """Corrupted uploads photographed: pen on coloured paper, a page in uneven light or on a table, a note on
 a table, a hard shadow across the page, glare on glossy paper, chalk on a board with the wall round it,
-near or far (``training.corruptions``)."""
+near or far, a board wiped before (``training.corruptions``)."""
 
 from __future__ import annotations
 
@@ -125,6 +125,40 @@ def chalk_close(u8: np.ndarray, rng: np.random.Generator) -> bytes:
     """``chalk_board`` photographed closer: the board 85-120% of the frame's area, so that the wall shows
     in slivers along a side or two, or in the corners the tilt leaves."""
     return _chalked(u8, rng, (0.85, 1.2))
+
+
+def erased_board(u8: np.ndarray, rng: np.random.Generator) -> bytes:
+    """A phone photo of a digit on a board filling the frame, a chalkboard (grainy chalk) or a whiteboard
+    (a marker), that was wiped before: 2-5 eraser swipes across it, each 8-20% of the frame tall, soft,
+    leaving 8-25% of the way from the board to the ink (a chalkboard's haze, a whiteboard's ghosting;
+    where swipes overlap, more). Light falling off, camera blur, grain, JPEG."""
+    height, width = 900, 1200
+    chalk = rng.random() < 0.5
+    if chalk:
+        tone = np.array([[0.12, 0.2, 0.15], [0.13, 0.13, 0.14]], np.float32)[int(rng.integers(2))]
+        ground, pen = tone * rng.uniform(0.8, 1.6), np.full(3, 0.9, np.float32)
+    else:
+        ground = np.full(3, rng.uniform(0.85, 0.97), np.float32)
+        pen = np.array([[0.1, 0.1, 0.1], [0.1, 0.15, 0.6], [0.1, 0.5, 0.2]], np.float32)[int(rng.integers(3))]
+    haze = Image.new("F", (width, height), 0.0)
+    for _ in range(int(rng.integers(2, 6))):
+        swipe = Image.new("L", (width, height), 0)
+        y, x0 = rng.uniform(0, height), rng.uniform(-0.2, 0.6) * width
+        x1, tall = x0 + rng.uniform(0.3, 0.8) * width, rng.uniform(0.08, 0.2) * height
+        ImageDraw.Draw(swipe).line(
+            [(x0, y), (x1, y + rng.uniform(-0.1, 0.1) * height)], fill=255, width=int(tall)
+        )
+        soft = np.asarray(swipe.filter(ImageFilter.GaussianBlur(rng.uniform(10, 30))), np.float32) / 255
+        haze = Image.fromarray(np.asarray(haze) + soft * rng.uniform(0.08, 0.25))
+    board = np.ones((height, width, 3), np.float32) * ground
+    board += (pen - board) * np.clip(np.asarray(haze), 0, 1)[..., None]
+    d = int(min(width, height) * rng.uniform(0.3, 0.6))
+    y, x = int((height - d) * rng.uniform(0.3, 0.7)), int((width - d) * rng.uniform(0.3, 0.7))
+    ink = ink_at(u8, d)
+    if chalk:
+        ink = ink * np.clip(rng.uniform(0.75, 0.95) + 0.25 * rng.standard_normal((d, d)), 0, 1)
+    board[y : y + d, x : x + d] += (pen - board[y : y + d, x : x + d]) * ink[..., None]
+    return _photographed(board, rng)
 
 
 def _chalked(u8: np.ndarray, rng: np.random.Generator, share: tuple[float, float]) -> bytes:

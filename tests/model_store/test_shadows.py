@@ -98,8 +98,9 @@ def test_what_is_not_a_shadow_is_left_as_it_is(digits):
     assert shadow_lifted(solid) is solid
 
 
-@pytest.mark.parametrize(("n", "k"), [(20, 5), (37, 9), (195, 49), (10, 13)])
+@pytest.mark.parametrize(("n", "k"), [(20, 3), (46, 5), (4, 7), (37, 9), (195, 49), (10, 13)])
 def test_running_extremes_match_a_brute_force_window(n, k):
+    """Both ways ``running`` takes: shifted copies up to DIRECT_K values, block scans above."""
     x = np.random.default_rng(n).random((3, n)).astype(np.float32)
     padded = np.pad(x, ((0, 0), (k // 2, k // 2)), mode="edge")
     for op, reduce in ((np.maximum, np.max), (np.minimum, np.min)):
