@@ -10,11 +10,12 @@ mostly bare: no writing on it, neither on the coarse copy (no stronger there tha
 the picture's own pixels (a number written small averages down to a smooth faint row on the coarse
 copy, but its strokes reach the writing's level). What the opening leaves of the writing itself is
 neither: a marker's bold stroke reaches the writing's level, and where strokes meet, the picture is much
-stronger than the opening. The step is taken only where one band is an eraser's swipe, large and long
-(MIN_CELLS, LONG): a photo's soft shading (a cheek, a wall, a shadow) leaves smaller and rounder regions,
-and taken out, a photo that is no digit looks more like one. Then all the opening leaves goes, down to
-its faintest ramps, but what it leaves of the writing; pictures without a swipe come back as they are,
-the same array.
+stronger than the opening. The step is taken only where one region is an eraser's swipe, large and long
+(MIN_CELLS, LONG), or swipes that overlap, merged into one larger region (MERGED_*) whose haze adds up
+past FAINT: a photo's soft shading (a cheek, a wall, a shadow) leaves smaller and rounder regions, and
+taken out, a photo that is no digit looks more like one. Then all the opening leaves under MERGED_TOP
+goes, down to its faintest ramps, but what it leaves of the writing; pictures without a swipe come back
+as they are, the same array.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ MIN_BAND = 0.1  # of the writing's level: fainter still is the paper's leftover 
 BARE = 0.5  # of a band's cells at least have no writing on them
 MIN_CELLS = 150  # and a band (an eraser's swipe, not what a photo's shading leaves) covers this many cells
 LONG = 2.0  # and is this many times as long as wide at least
+MERGED_CELLS = 400  # or: swipes that overlap, merged into one region this large (and LONG), ...
+MERGED_TOP = 0.7  # ... where their haze adds up past FAINT but stays under this of the writing's level
+MERGED_BARE = 0.7  # ... and with this share of its cells bare at least
 EDGE = 2  # coarse cells: the soft edge of what the opening leaves of the writing, kept with it
 
 
@@ -41,27 +45,31 @@ def haze_removed(ink: np.ndarray) -> np.ndarray:
         return ink  # a small crop: nothing is wider than its strokes
     peak = float(ink.max())  # the writing's level: on the coarse copy a narrow stroke's is averaged down
     broad = opened(coarse, WIDE)
-    if np.count_nonzero((broad >= MIN_BAND * peak) & (broad < FAINT * peak)) < MIN_CELLS:
-        return ink  # no room for a swipe: its cells are all at a band's level
+    if np.count_nonzero((broad >= MIN_BAND * peak) & (broad < MERGED_TOP * peak)) < MIN_CELLS:
+        return ink  # no room for a swipe: its cells are all under MERGED_TOP
     labels, n = label_components(broad >= MIN_BAND * peak)
     index, flat = np.arange(1, n + 1), labels.ravel()
     size = np.bincount(flat, minlength=n + 1)[1:]
     faint = np.bincount(flat, weights=(broad >= FAINT * peak).ravel(), minlength=n + 1)[1:] == 0
-    if not (faint & (size >= MIN_CELLS)).any():
+    under = np.bincount(flat, weights=(broad >= MERGED_TOP * peak).ravel(), minlength=n + 1)[1:] == 0
+    if not ((faint & (size >= MIN_CELLS)) | (under & (size >= MERGED_CELLS))).any():
         return ink
     # A cell is bare where neither the coarse copy stands above the opening nor a fine stroke above a
     # band's level: small writing, averaged down on the coarse copy, can look as smooth as a band there.
     bare_cells = (coarse - broad < MIN_BAND * peak) & (_cell_max(ink, f, coarse.shape) < FAINT * peak)
-    band = faint & (np.bincount(flat, weights=bare_cells.ravel(), minlength=n + 1)[1:] >= BARE * size)
-    swipes = [k for k in index[band & (size >= MIN_CELLS)] if _long(labels == k)]
+    bare = np.bincount(flat, weights=bare_cells.ravel(), minlength=n + 1)[1:] / size  # share of cells
+    band = faint & (bare >= BARE)
+    merged = under & (bare >= MERGED_BARE) & (size >= MERGED_CELLS)
+    swipes = [k for k in index[(band & (size >= MIN_CELLS)) | merged] if _long(labels == k)]
     if not swipes:
         return ink
-    # All the opening leaves goes, down to its faintest ramps, but for what it leaves of the writing
-    # (with its edge): a band's rim under MIN_BAND is still ink to the steps after this one.
-    kept = np.isin(labels, index[~band])
+    # The board was wiped: all the opening leaves under MERGED_TOP goes, down to its faintest ramps (a
+    # band's rim under MIN_BAND is still ink to the steps after this one), but what it leaves of the
+    # writing, with its edge: regions that reach MERGED_TOP or are not mostly bare.
+    kept = np.isin(labels, index[~(under & (bare >= BARE))])
     for _ in range(EDGE):
         kept = dilate3(kept)
-    haze = np.where(kept | (broad >= FAINT * peak), 0.0, broad).astype(np.float32)
+    haze = np.where(kept | (broad >= MERGED_TOP * peak), 0.0, broad).astype(np.float32)
     return np.clip(ink - upsample(haze, f, ink.shape), 0.0, None)
 
 
