@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .components import label_components
-from .imageops import coarse_copy, dilate3, opened, upsample
+from .components import component_boxes, label_components
+from .imageops import blocks_reduced, coarse_copy, dilate3, opened, upsample
 
 WIDE = 5  # coarse cells (a copy about 40 px a side): a square this wide fits in no stroke, in a band
 FAINT = 0.4  # of the writing's level: a band stays under this; a blurred stroke's core reaches it
@@ -48,42 +48,36 @@ def haze_removed(ink: np.ndarray) -> np.ndarray:
     if np.count_nonzero((broad >= MIN_BAND * peak) & (broad < MERGED_TOP * peak)) < MIN_CELLS:
         return ink  # no room for a swipe: its cells are all under MERGED_TOP
     labels, n = label_components(broad >= MIN_BAND * peak)
-    index, flat = np.arange(1, n + 1), labels.ravel()
-    size = np.bincount(flat, minlength=n + 1)[1:]
-    faint = np.bincount(flat, weights=(broad >= FAINT * peak).ravel(), minlength=n + 1)[1:] == 0
-    under = np.bincount(flat, weights=(broad >= MERGED_TOP * peak).ravel(), minlength=n + 1)[1:] == 0
+    flat = labels.ravel()
+
+    def per_region(weights: np.ndarray) -> np.ndarray:
+        return np.bincount(flat, weights=weights.ravel(), minlength=n + 1)[1:]
+
+    size = per_region(np.ones_like(broad))
+    faint = per_region(broad >= FAINT * peak) == 0
+    under = per_region(broad >= MERGED_TOP * peak) == 0
     if not ((faint & (size >= MIN_CELLS)) | (under & (size >= MERGED_CELLS))).any():
         return ink
     # A cell is bare where neither the coarse copy stands above the opening nor a fine stroke above a
     # band's level: small writing, averaged down on the coarse copy, can look as smooth as a band there.
-    bare_cells = (coarse - broad < MIN_BAND * peak) & (_cell_max(ink, f, coarse.shape) < FAINT * peak)
-    bare = np.bincount(flat, weights=bare_cells.ravel(), minlength=n + 1)[1:] / size  # share of cells
+    fine = blocks_reduced(ink, f, np.maximum) if f > 1 else ink
+    bare = per_region((coarse - broad < MIN_BAND * peak) & (fine < FAINT * peak)) / size  # share of cells
     band = faint & (bare >= BARE)
     merged = under & (bare >= MERGED_BARE) & (size >= MERGED_CELLS)
-    swipes = [k for k in index[(band & (size >= MIN_CELLS)) | merged] if _long(labels == k)]
-    if not swipes:
-        return ink
+    if not (_long(labels, n) & ((band & (size >= MIN_CELLS)) | merged)).any():
+        return ink  # no region is an eraser's swipe
     # The board was wiped: all the opening leaves under MERGED_TOP goes, down to its faintest ramps (a
     # band's rim under MIN_BAND is still ink to the steps after this one), but what it leaves of the
     # writing, with its edge: regions that reach MERGED_TOP or are not mostly bare.
-    kept = np.isin(labels, index[~(under & (bare >= BARE))])
+    kept = np.isin(labels, np.flatnonzero(~(under & (bare >= BARE))) + 1)
     for _ in range(EDGE):
         kept = dilate3(kept)
     haze = np.where(kept | (broad >= MERGED_TOP * peak), 0.0, broad).astype(np.float32)
     return np.clip(ink - upsample(haze, f, ink.shape), 0.0, None)
 
 
-def _long(mask: np.ndarray) -> bool:
-    """Whether the region ``mask``'s box is LONG times as long as wide."""
-    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-    h, w = rows[-1] - rows[0] + 1, cols[-1] - cols[0] + 1
-    return max(h, w) >= LONG * min(h, w)
-
-
-def _cell_max(x: np.ndarray, f: int, shape: tuple[int, int]) -> np.ndarray:
-    """The largest value of ``x`` in each f x f cell of its coarse copy (of ``shape``)."""
-    h, w = shape
-    if f == 1:
-        return x[:h, :w]
-    rows = x[: h * f, : w * f].reshape(h, f, w * f).max(axis=1)  # as coarse_copy: contiguous reductions
-    return rows.reshape(h, w, f).max(axis=2)
+def _long(labels: np.ndarray, n: int) -> np.ndarray:
+    """Per region 1..n: whether its box is LONG times as long as wide."""
+    x0, y0, x1, y1 = component_boxes(labels, n)[0].T
+    w, h = x1 - x0, y1 - y0
+    return np.maximum(w, h) >= LONG * np.minimum(w, h)

@@ -100,11 +100,17 @@ def coarse_copy(x: np.ndarray) -> tuple[np.ndarray, int]:
     strokes stay. Returns the copy and the factor."""
     f = max(1, min(x.shape) // COARSE_SIDE)
     if f > 1:
-        h, w = (x.shape[0] // f) * f, (x.shape[1] // f) * f
-        # rows summed in blocks, then columns: contiguous reductions, 4-6x faster than mean over (1, 3)
-        rows = x[:h, :w].reshape(h // f, f, w).sum(axis=1)
-        x = rows.reshape(h // f, w // f, f).sum(axis=2) * (1.0 / (f * f))
+        x = blocks_reduced(x, f, np.add) * (1.0 / (f * f))
     return (blur3(x) if min(x.shape) >= 16 else x), f
+
+
+def blocks_reduced(x: np.ndarray, f: int, op: np.ufunc) -> np.ndarray:
+    """``op`` (np.add, np.maximum) over each f x f block of x, a part block at the end dropped: the shape
+    of ``coarse_copy``'s copy. Rows reduced in blocks, then columns: contiguous reductions, 4-6x faster
+    than one reduction over axes (1, 3)."""
+    h, w = x.shape[0] // f, x.shape[1] // f
+    rows = op.reduce(x[: h * f, : w * f].reshape(h, f, w * f), axis=1)
+    return op.reduce(rows.reshape(h, w, f), axis=2)
 
 
 def running(x: np.ndarray, k: int, axis: int, op: Callable) -> np.ndarray:

@@ -51,6 +51,11 @@ def board(u8: np.ndarray, seed: int, chalk: bool, haze: float) -> bytes:
     )
 
 
+def inked(u8: np.ndarray, side: int) -> np.ndarray:
+    """The digit as an ink map (0..1, white on black) ``side`` px a side."""
+    return np.asarray(Image.fromarray(u8).resize((side, side)), np.float32) / 255
+
+
 def on_paper(u8: np.ndarray) -> np.ndarray:
     return prep(png_bytes(Image.fromarray(255 - np.asarray(Image.fromarray(u8).resize((200, 200))))))
 
@@ -78,7 +83,7 @@ def test_overlapping_swipes_are_taken_out_too(digits):
 
     for k, u8 in enumerate(digits[:6]):
         digit = np.zeros((side, side), np.float32)
-        digit[210:450, 120:360] = np.asarray(Image.fromarray(u8).resize((240, 240)), np.float32) / 255
+        digit[210:450, 120:360] = inked(u8, 240)
         start = 0.2 + 0.1 * (k % 3)
         picture = np.maximum(digit, swipe(-0.1, 1.1, 0.25, 0.3) + swipe(start, start + 0.2, 0.2, 0.25))
         out = haze_removed(picture)
@@ -100,7 +105,7 @@ def test_bold_writing_and_a_faint_digit_alone_are_kept(digits):
     """A marker's bold strokes are wider than the opening's square but as strong as the writing; a faint
     digit on its own is its own writing's level. Neither is touched."""
     for u8 in digits:
-        ink = np.asarray(Image.fromarray(u8).resize((240, 240)), np.float32) / 255
+        ink = inked(u8, 240)
         bold = (
             np.asarray(
                 Image.fromarray((ink * 255).astype(np.uint8)).filter(ImageFilter.MaxFilter(31)), np.float32
@@ -118,7 +123,7 @@ def test_a_soft_round_shade_beside_the_digit_is_left_as_it_is(digits):
     yy, xx = np.mgrid[0:480, 0:480]
     for k, u8 in enumerate(digits[:6]):
         ink = np.zeros((480, 480), np.float32)
-        ink[90:390, 90:390] = np.asarray(Image.fromarray(u8).resize((300, 300)), np.float32) / 255
+        ink[90:390, 90:390] = inked(u8, 300)
         cy, cx = (120, 360) if k % 2 else (360, 120)
         shade = np.clip(1.2 - np.hypot(yy - cy, xx - cx) / 80, 0, 1).astype(np.float32)
         picture = np.maximum(ink, 0.25 * shade)
