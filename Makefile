@@ -12,7 +12,7 @@ export DATA_ROOT
 
 help:
 	@echo "make run    serve the shipped checkpoints on http://$(HOST):$(PORT)"
-	@echo "make test   run the test suite (installs dev dependencies and Chromium when missing)"
+	@echo "make test   run the test suite (installs dev dependencies; browser tests skip without Chromium)"
 	@echo "make lint   ruff + hadolint + shellcheck + docker-compose config + Kubernetes manifests (offline schemas)"
 	@echo "make proto  recompile app/oip_grpc/inference.proto after editing it"
 	@echo "make image-test  build the runtime image with podman and run it (downloads GBs; not in make test)"

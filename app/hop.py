@@ -4,9 +4,9 @@ Why this shape: tensors never travel through the socket. Each worker connection 
 memory arena, an anonymous ``memfd`` the engine creates and hands over the Unix socket with
 SCM_RIGHTS (no name in /dev/shm, nothing left behind by a SIGKILL, no /dev/shm size limit in
 containers). The arena is cut into slots. A request writes its preprocessed images into a free slot
-and sends SUBMIT, 26 bytes; the engine reads the images straight from the slot into its batch,
-writes the outputs into the same slot and answers DONE, 16 bytes. Pickles through pipes
-(multiprocessing queues) cost ~10x more per request and copy every tensor twice.
+and sends SUBMIT (26 bytes with its frame header); the engine reads the images straight from the
+slot into its batch, writes the outputs into the same slot and answers DONE (20 bytes). Pickles
+through pipes (multiprocessing queues) cost ~10x more per request and copy every tensor twice.
 
 A slot belongs to the worker again only after its DONE, which the engine sends exactly once per
 SUBMIT (also for a cancelled or expired request), so the engine never writes into a reused slot.
