@@ -29,4 +29,6 @@ def decompress(body: bytes, encoding: str | None, limit: int) -> bytes:
         raise ServiceError(f"body is not valid {encoding} data: {exc}") from None
     if len(out) > limit:
         raise PayloadTooLarge(f"decompressed body exceeds the limit of {limit} bytes")
+    if not inflater.eof:  # the stream stopped before its end: what came out is part of the body
+        raise ServiceError(f"body is not valid {encoding} data: the stream is truncated")
     return out

@@ -22,7 +22,7 @@ from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 
 from .encoding import decompress, is_encoded
-from .errors import InvalidInput, PayloadTooLarge, ServiceError, UnsupportedMediaType
+from .errors import BadImage, InvalidInput, PayloadTooLarge, ServiceError, UnsupportedMediaType
 from .openapi import ref, request_body
 from .preprocess import (
     FORMAT_NAMES,
@@ -53,7 +53,9 @@ T = TypeVar("T")
 
 # Content types that say nothing about the body: none at all, generic bytes (requests' `data=`), and
 # curl's default for `--data-binary`. Such a body is read as an image when its first bytes say so.
-GENERIC_MEDIA_TYPES = frozenset({"", "application/octet-stream", "application/x-www-form-urlencoded"})
+GENERIC_MEDIA_TYPES = frozenset(
+    {"", "application/octet-stream", "application/x-www-form-urlencoded", "text/plain"}
+)  # what clients label a body they know nothing of: read as a picture when its first bytes say so
 
 
 def looks_like_image(data: bytes) -> bool:
@@ -144,8 +146,9 @@ class Payload:
         """Cheap to decode on the event loop: one small PNG, or small JSON without base64 images
         (those could hide a decompression bomb in a few kilobytes) or strokes (drawn, milliseconds)."""
         if self.json_body is not None:
-            small = len(self.json_body) <= INLINE_MAX_BYTES
-            return small and b'"image' not in self.json_body and b'"strokes' not in self.json_body
+            body = self.json_body  # a key may be written with escapes ("\\u0069mage"): none inline
+            small = len(body) <= INLINE_MAX_BYTES
+            return small and b'"image' not in body and b'"strokes' not in body and b"\\u" not in body
         return len(self.images) == 1 and is_small_png(self.images[0])
 
 
@@ -174,6 +177,8 @@ async def read_payload(request: Request, settings: Settings, form: BodyForm) -> 
             return _raw_image(form, body)
         if is_json:
             return Payload(form, json_body=body)
+        if not body:
+            raise BadImage("empty body: send an image (raw, multipart `file`) or JSON")
     shown = media or "none"
     raise UnsupportedMediaType(f"content type {shown} is not supported; send {ACCEPTED}")
 
@@ -189,19 +194,22 @@ async def _read_multipart(request: Request, settings: Settings, form: BodyForm) 
     try:
         parts = await request.form(max_files=limit + 1, max_fields=100, max_part_size=settings.max_body_bytes)
     except HTTPException as exc:
-        if "Too many files" in str(exc.detail):
-            raise PayloadTooLarge(f"too many files: at most {limit} per request") from None
+        if "Too many files" in str(exc.detail):  # as a count past the limit below is answered
+            if form.batch:
+                raise PayloadTooLarge(f"too many files: at most {limit} per batch") from None
+            raise InvalidInput("one image per request; use /predict/batch for several") from None
         raise InvalidInput(f"malformed multipart body: {exc.detail}") from None
     try:
         names = form.fields
         uploads = [u for name in names for u in parts.getlist(name)]
-        if not uploads:  # the files under another name (`image`, `upload`, ...) when that is unambiguous
-            files = [u for _, u in parts.multi_items() if isinstance(u, UploadFile)]
-            if files and (form.batch or len(files) == 1):
-                uploads = files
+        files = [u for _, u in parts.multi_items() if isinstance(u, UploadFile)]
+        if not uploads and files and (form.batch or len(files) == 1):
+            uploads = files  # the files under another name (`image`, `upload`, ...): unambiguous
         if not uploads:
             other = list(dict.fromkeys(parts))
             hint = f" (got {', '.join(other)})" if other else ""
+            if other and not files:
+                hint = f" (got the text field(s) {', '.join(other)}: send the image as a file)"
             raise InvalidInput(f"multipart field `{names[0]}` is missing{hint}")
         if len(uploads) > limit:
             if form.batch:
@@ -211,7 +219,10 @@ async def _read_multipart(request: Request, settings: Settings, form: BodyForm) 
         for upload in uploads:
             if not isinstance(upload, UploadFile):
                 raise InvalidInput(f"multipart field `{names[0]}` must be a file, not a text value")
-            data.append(await upload.read())
+            content = await upload.read()
+            if not content:
+                raise BadImage(f"the uploaded file {upload.filename or names[0]!r} is empty")
+            data.append(content)
         return data
     finally:
         await parts.close()

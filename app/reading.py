@@ -9,6 +9,8 @@ none cut through thick ink) the answer carries a ``hint`` naming the number and 
 
 from __future__ import annotations
 
+import logging
+
 from fastapi import Request
 
 from model_store.reading import Candidates, plain_number
@@ -20,6 +22,8 @@ from .preprocess import candidates_bytes, candidates_drawing
 from .runtime import Runtime, ServedModel
 from .schemas import StrokesJSON
 from .settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 def split_upload(payload: Payload, settings: Settings, max_crops: int) -> Candidates:
@@ -50,6 +54,9 @@ async def number_hint(
             return None
         reading = await infer(request, runtime, served, [c.pixels for c in cands.crops], answer.started)
     except ServiceError:  # `pixels` (no picture), no ink for the rules, too many marks, overload, deadline
+        return None
+    except Exception:  # a fault in splitting or reading the picture: the digit's answer still stands
+        log.exception("no number hint: splitting the picture failed")
         return None
     text = plain_number(cands, reading.outputs, threshold, served.card.labels)
     if text is None:

@@ -5,17 +5,25 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 
 from model_store.drawing import Drawing
 
-Row = list[float]
-Image28 = list[Row]
+# Every list a body may hold has a bound in the schema, checked before its items are: an item's error
+# costs pydantic some hundreds of bytes, so a 20 MiB list of wrong items would cost gigabytes. For the
+# same reason a row's numbers are checked by ``pixels_to_array`` (one error for all), not item by item.
+Row = Annotated[
+    list[Any],
+    Field(max_length=28),
+    WithJsonSchema({"type": "array", "items": {"type": "number"}, "maxItems": 28}),
+]
+Image28 = Annotated[list[Row], Field(max_length=28)]
+MAX_LIST = 4096  # images one JSON batch may list (MAX_BATCH_IMAGES, at most this, answers 413 past its own)
 MAX_STROKES = 256  # strokes one drawing may have ...
 MAX_POINTS = 20_000  # ... and points in all (the page sends about one per 2 px of pen travel)
 Coordinate = Annotated[float, Field(allow_inf_nan=False, ge=-1e6, le=1e6)]
 Point = Annotated[list[Coordinate], Field(min_length=2, max_length=3)]
-Stroke = Annotated[list[Point], Field(min_length=1)]
+Stroke = Annotated[list[Point], Field(min_length=1, max_length=MAX_POINTS)]
 Size = Annotated[float, Field(gt=0, le=1e6)]
 
 
@@ -93,10 +101,12 @@ class ImageJSON(BaseModel):
 
 
 class PixelsJSON(BaseModel):
-    """28 rows of 28 numbers 0-255, white digit on black, used as-is."""
+    """28 rows of 28 numbers 0-255 (or 0..1: none above 1), white digit on black, used as-is."""
 
     model_config = ConfigDict(extra="forbid")
-    pixels: list[list[float]] = Field(min_length=28, max_length=28, description="28 rows of 28 numbers 0-255")
+    pixels: list[Row] = Field(
+        min_length=28, max_length=28, description="28 rows of 28 numbers 0-255 (or 0..1)"
+    )
 
 
 class StrokesJSON(BaseModel):
@@ -117,12 +127,16 @@ class StrokesJSON(BaseModel):
         "default: as the page draws small writing, 0.15 of that height, at most 0.075 of the canvas's height",
     )  # fmt: skip
 
-    @model_validator(mode="after")
-    def _few_enough_points(self) -> StrokesJSON:
-        total = sum(len(s) for s in self.strokes)
-        if total > MAX_POINTS:
-            raise ValueError(f"{total} points: at most {MAX_POINTS} in all")
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _few_enough_points(cls, data: Any) -> Any:
+        """Counted before the points are validated, each of which costs a Python list."""
+        strokes = data.get("strokes") if isinstance(data, dict) else None
+        if isinstance(strokes, list) and len(strokes) <= MAX_STROKES:
+            total = sum(len(s) for s in strokes if isinstance(s, list))
+            if total > MAX_POINTS:
+                raise ValueError(f"{total} points: at most {MAX_POINTS} in all")
+        return data
 
     def drawing(self) -> Drawing:
         strokes = [np.asarray([p[:2] for p in s], dtype=np.float64) for s in self.strokes]
@@ -131,13 +145,17 @@ class StrokesJSON(BaseModel):
 
 class BatchImagesJSON(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    images: list[str] = Field(min_length=1, description="a non-empty list of base64 strings")
+    images: list[str] = Field(
+        min_length=1, max_length=MAX_LIST, description="a non-empty list of base64 strings"
+    )
 
 
 class BatchPixelsJSON(BaseModel):
     model_config = ConfigDict(extra="forbid")
     pixels: list[Image28] = Field(
-        min_length=1, description="a non-empty list of images, each 28 rows of 28 numbers 0-255"
+        min_length=1,
+        max_length=MAX_LIST,
+        description="a non-empty list of images, each 28 rows of 28 numbers 0-255",
     )
 
 
@@ -263,7 +281,7 @@ class V2ModelStatistics(BaseModel):
 
 class V2InferInput(BaseModel):
     name: str
-    shape: list[int]
+    shape: list[int] = Field(max_length=8)
     datatype: str
     parameters: dict[str, Any] | None = None
     data: list[Any] | None = Field(None, description="flat or nested; absent with the binary extension")
@@ -278,7 +296,7 @@ class V2InferRequest(BaseModel):
     id: str | None = None
     parameters: dict[str, Any] | None = None
     inputs: list[V2InferInput] = Field(min_length=1, max_length=1)
-    outputs: list[V2RequestedOutput] | None = None
+    outputs: list[V2RequestedOutput] | None = Field(None, max_length=16)
 
 
 class V2InferOutput(BaseModel):

@@ -74,7 +74,7 @@ class Settings(BaseSettings):
     max_body_bytes_in_flight: int = Field(
         128 * 1024 * 1024, ge=1024, description="request bodies one worker holds at once; 503 past it"
     )
-    max_batch_images: int = Field(64, ge=1)
+    max_batch_images: int = Field(64, ge=1, le=4096)  # schemas.MAX_LIST
     max_image_pixels: int = Field(25_000_000, ge=784)
     max_digits: int = Field(32, ge=1, le=256, description="marks (digits) one /read picture may hold")
     number_hints: bool = Field(

@@ -59,8 +59,10 @@ def parse_request(body: bytes, header_length: str | None, max_images: int) -> Pa
     try:
         req = V2InferRequest.model_validate(obj)
     except ValidationError as exc:
-        msgs = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors())
-        raise V2Error(f"invalid inference request: {msgs}") from None
+        errors = exc.errors(include_url=False)
+        msgs = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in errors[:3])
+        more = f"; {len(errors) - 3} more error(s)" if len(errors) > 3 else ""
+        raise V2Error(f"invalid inference request: {msgs}{more}") from None
     tensor = req.inputs[0]
     params = tensor.parameters or {}
     raw = None
@@ -76,13 +78,11 @@ def parse_request(body: bytes, header_length: str | None, max_images: int) -> Pa
     images, encoded = parse_tensor(
         Tensor(tensor.name, tensor.datatype, tensor.shape, raw=raw, values=tensor.data), max_images
     )
-    default_binary = bool((req.parameters or {}).get("binary_data_output", False))
+    default_binary = _flag(req.parameters, "binary_data_output", False)
     if not req.outputs:
         outputs = [(name, default_binary) for name in OUTPUTS]
     else:
-        outputs = [
-            (out.name, bool((out.parameters or {}).get("binary_data", default_binary))) for out in req.outputs
-        ]
+        outputs = [(out.name, _flag(out.parameters, "binary_data", default_binary)) for out in req.outputs]
     _check_names(name for name, _ in outputs)
     return ParsedRequest(images=images, id=req.id, outputs=outputs, encoded=encoded)
 
@@ -226,10 +226,13 @@ def _base64_items(flat: list[Any]) -> list[bytes]:
 def _value_tensor(data: Sequence[Any] | None, count: int, datatype: str) -> np.ndarray:
     if data is None:
         raise V2Error(f"input '{INPUT_NAME}' has no data")
-    try:
-        arr = np.asarray(data, dtype=np.float64).ravel()
+    try:  # numbers only: a string or a bool is not one, and an int past float64 comes back as objects
+        arr = np.asarray(data)
     except (ValueError, TypeError):
-        raise V2Error(f"input '{INPUT_NAME}' data must be numbers (flat, or nested to the shape)") from None
+        arr = np.empty(0, dtype=object)
+    if arr.dtype.kind not in "iuf":
+        raise V2Error(f"input '{INPUT_NAME}' data must be numbers (flat, or nested to the shape)")
+    arr = arr.astype(np.float64, copy=False).ravel()
     if arr.size != count:
         raise V2Error(f"input '{INPUT_NAME}' has {arr.size} values; its shape needs {count}")
     if not np.isfinite(arr).all():
@@ -246,6 +249,14 @@ def requested_outputs(names: Sequence[str]) -> list[str]:
     """The outputs a request names (all when it names none), each checked to exist."""
     _check_names(names)
     return list(names) or list(OUTPUTS)
+
+
+def _flag(parameters: dict[str, Any] | None, key: str, default: bool) -> bool:
+    """A boolean request parameter; a string such as "false" is refused rather than taken as true."""
+    value = (parameters or {}).get(key, default)
+    if not isinstance(value, bool):
+        raise V2Error(f"parameter '{key}' must be true or false, not {json.dumps(value)[:40]}")
+    return value
 
 
 def _check_names(names: Iterable[str]) -> None:

@@ -129,7 +129,7 @@ def decode_image(
     try:
         img = Image.open(io.BytesIO(data))
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-        raise ImageTooLarge(f"decompression bomb refused: {exc}") from exc
+        raise ImageTooLarge(f"image has more pixels than the limit of {max_pixels}") from exc
     except UnidentifiedImageError as exc:
         raise NotAnImage(f"not an image: the bytes are not a {FORMAT_NAMES}") from exc
     except Exception as exc:  # corrupt headers make some plugins raise odd errors
@@ -147,7 +147,7 @@ def decode_image(
             img.draft("RGB" if colour and in_colour else "L", draft or img.size)
         img.load()
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-        raise ImageTooLarge(f"decompression bomb refused: {exc}") from exc
+        raise ImageTooLarge(f"decompression bomb refused: over the limit of {max_pixels} pixels") from exc
     except Exception as exc:
         raise NotAnImage(f"could not decode the image (truncated or corrupt {img.format}): {exc}") from exc
     if "exif" in img.info:  # camera pictures: apply the orientation tag
@@ -204,6 +204,18 @@ def full_size(img: Image.Image) -> tuple[int, int]:
     return img.info.get(FULL_SIZE, img.size)
 
 
+def _deep_to_unit(arr: np.ndarray) -> np.ndarray:
+    """16/32-bit gray -> 0..1: by the range its top suggests (1, 255 or 65535); values outside
+    0..65535 (a float or 32-bit picture of other units) by its own minimum and maximum."""
+    if not np.isfinite(arr).all():
+        raise NotAnImage("the image has pixel values that are not finite numbers (NaN or infinity)")
+    low, top = float(arr.min()), float(arr.max())
+    if low < 0 or top > 65535:
+        wide = (arr.astype(np.float64) - low) / (top - low) if top > low else np.zeros(arr.shape)
+        return wide.astype(np.float32)  # in float64: top - low may pass float32's range
+    return arr / (65535.0 if top > 255 else 255.0 if top > 1 else 1.0)
+
+
 def to_gray(img: Image.Image) -> np.ndarray:
     """Pillow image (any mode) -> gray float32 0..1 at most WORK_SIZE per side, alpha composited: its
     luminance, or for an opaque picture noted to be read by its colours (``by_luminance_then_colour``)
@@ -213,9 +225,7 @@ def to_gray(img: Image.Image) -> np.ndarray:
         img = img.convert("F") if img.mode == "F" else img.convert("I").convert("F")
         if factor > 1:
             img = img.reduce(factor)
-        arr = np.asarray(img, dtype=np.float32)
-        top = float(arr.max())
-        return arr / (65535.0 if top > 255 else 255.0 if top > 1 else 1.0)
+        return _deep_to_unit(np.asarray(img, dtype=np.float32))
     has_alpha = _has_alpha(img)
     if img.info.get(BY_COLOUR) and img.mode not in GRAY_MODES and (not has_alpha or _opaque(img)):
         rgb = img.convert("RGB")

@@ -32,6 +32,10 @@ PEN_PER_HEIGHT = 0.15
 MIN_PEN_PER_HEIGHT = 0.075
 SUPERSAMPLE = 2  # the browser antialiases its strokes: drawn this many times larger and box-reduced
 STEP = 2.0  # the curves' points are at most about this many supersampled pixels apart
+# ... unless a drawing's pen travels further than MAX_SAMPLES steps in all (a hand's writing: some
+# 10,000 supersampled pixels; a client's 20,000 points zigzagging corner to corner: 15 million): then
+# the step is its travel over MAX_SAMPLES, so that no drawing costs more than this many samples.
+MAX_SAMPLES = 200_000
 LAYER_INK = 0.2  # a stroke's pixel is its own from this much of its ink (the page's ink level)
 
 Points = list[tuple[float, float]]
@@ -109,7 +113,9 @@ def draw(drawing: Drawing, lines: bool = True) -> Drawn:
     x0, y0 = math.floor(lo[0]), math.floor(lo[1])
     scale = float(factor)
     size_px = (max(1, math.ceil((hi[0] - x0) / scale)), max(1, math.ceil((hi[1] - y0) / scale)))
-    layers = [_layer(s, (x0, y0), scale, pen / scale, size_px) for s in drawing.strokes]
+    travel = sum(float(np.linalg.norm(np.diff(s, axis=0), axis=1).sum()) for s in drawing.strokes)
+    step = max(STEP, travel / scale * SUPERSAMPLE / MAX_SAMPLES)
+    layers = [_layer(s, (x0, y0), scale, pen / scale, size_px, step) for s in drawing.strokes]
     ink = np.zeros(size_px[::-1], dtype=np.float32)
     for layer in layers:
         h, w = layer.ink.shape
@@ -137,9 +143,11 @@ def _reduction(width: float, height: float) -> int:
 
 
 def _layer(
-    stroke: np.ndarray, origin: tuple[float, float], scale: float, pen: float, size: tuple[int, int]
+    stroke: np.ndarray, origin: tuple[float, float], scale: float, pen: float, size: tuple[int, int],
+    step: float = STEP,
 ) -> Layer:  # fmt: skip
-    """One stroke drawn alone, ``pen`` picture pixels wide, in the window of the picture it covers."""
+    """One stroke drawn alone, ``pen`` picture pixels wide, in the window of the picture it covers, its
+    curves sampled every ``step`` supersampled pixels."""
     pts = (stroke - np.asarray(origin)) / scale
     reach = pen / 2 + 1
     wx0, wy0 = (max(0, math.floor(v - reach)) for v in pts.min(axis=0))
@@ -147,7 +155,7 @@ def _layer(
     wy1 = min(size[1], math.ceil(pts[:, 1].max() + reach))
     wx1, wy1 = max(wx1, wx0 + 1), max(wy1, wy0 + 1)
     k = SUPERSAMPLE
-    path = smooth_path([(float(x - wx0) * k, float(y - wy0) * k) for x, y in pts])
+    path = smooth_path([(float(x - wx0) * k, float(y - wy0) * k) for x, y in pts], step)
     img = Image.new("L", ((wx1 - wx0) * k, (wy1 - wy0) * k), 0)
     paint = ImageDraw.Draw(img)
     r = pen * k / 2

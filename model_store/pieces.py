@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -236,13 +235,22 @@ def line_runs(line: Line, rules: list[Part]) -> list[tuple[int, int, np.ndarray]
         if members:
             spans.add((min(members), max(members) + 1))
     out = []
+    # The rows a run's ink covers, grown piece by piece: the spans come sorted by start, then end.
+    covered = np.zeros(max((int(r.max()) + 1 for r in line.rows if r.size), default=0), dtype=bool)
+    start, upto = -1, 0
     for i, j in sorted(spans):
         run = pieces[i:j]
         x0, x1 = min(p.x0 for p in run), max(p.x1 for p in run)
         hole = _widest_hole(run) / height
         if x1 - x0 > MAX_WIDTH * height or hole > MAX_HOLE:
             continue
-        h = len(functools.reduce(np.union1d, line.rows[i:j]))
+        if i != start:
+            start, upto = i, i
+            covered[:] = False
+        for rows in line.rows[upto:j]:
+            covered[rows] = True
+        upto = max(upto, j)
+        h = int(np.count_nonzero(covered))
         feats = np.array([
             float(set(range(i, j)) in rule_digits),
             (x1 - x0) / height,

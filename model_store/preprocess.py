@@ -95,7 +95,9 @@ LOOP_MIN_SIDE = 24  # smaller crops are taken as they are
 
 
 def pixels_to_array(pixels: object, where: str = "pixels") -> np.ndarray:
-    """28 rows of 28 numbers 0..255, MNIST polarity, used as-is -> (28, 28) float32 0..1."""
+    """28 rows of 28 numbers 0..255, MNIST polarity, used as-is -> (28, 28) float32 0..1. Numbers none
+    above 1 are taken as 0..1 already (a torchvision tensor's, or the ``input`` the service answers
+    with): on the 0..255 scale such a picture would be an empty canvas."""
     try:
         arr = np.asarray(pixels, dtype=np.float32)
     except (ValueError, TypeError) as exc:
@@ -104,7 +106,8 @@ def pixels_to_array(pixels: object, where: str = "pixels") -> np.ndarray:
         raise InvalidPixels(f"{where} must be 28 rows of 28 numbers 0-255, got shape {list(arr.shape)}")
     if not np.isfinite(arr).all() or arr.min() < 0 or arr.max() > 255:
         raise InvalidPixels(f"{where} values must be finite numbers in 0..255")
-    arr /= 255.0
+    if arr.max() > 1.0:
+        arr /= 255.0
     if arr.max() < MIN_CONTRAST:
         raise NoInk(f"{where}: no ink found (the canvas is empty)")
     return arr

@@ -208,8 +208,8 @@ def candidates(page: Page, max_crops: int = 64) -> Candidates:
                 crops.append(DigitCrop(page.box(line.pieces[start:end]), pixels, line_no))
                 spans.append((line_no, start, end))
                 features.append(feats)
-    if not crops:
-        raise NoInk("no ink found: the picture is empty")
+    if not crops:  # ink, but none of it writing: a lone dash or rule, specks
+        raise NoInk("no digits found: none of the picture's ink looks like writing")
     pieces = [len(ln.pieces) for ln in lines]
     feats = np.asarray(features).reshape(-1, 6)
     if not page.pen:

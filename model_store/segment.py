@@ -44,6 +44,8 @@ BRIDGE = 1.6  # touching digits meet in a column of at most this many stroke wid
 PIECE_TALL = 0.6  # ... with a digit at least this share of the part's height on either side
 SPLIT_ASPECT = 1.1  # wider than this times its height: touching digits, however they meet ...
 FLAT = 0.5  # ... unless it is under this share of its line's tallest part (a dash)
+BAR = 2.0  # a line whose tallest part is under this many stroke widths tall and twice as wide as tall
+BAR_ASPECT = 2.0  # holds a bar (a dash, a rule), no digits: a bold digit is a blob taller than wide
 # A part whose ink is under this share of the writing's (the strongest quarter of the parts) is no
 # stroke: the edge of a plate the sheet search missed, or the shadow along it, which the paper's
 # levelling leaves faint.
@@ -183,7 +185,7 @@ def read_page(
     if len(parts) > 4 * max_digits:
         raise TooManyDigits(len(parts), max_digits)
     parts = _without_enclosures(parts)
-    writing = _writing(parts)
+    writing = _writing(parts, labels)
     if display is None:
         found_marks = find_marks(every, writing, labels)
     else:  # a display's punctuation sits where a display puts it, not where a pen does
@@ -194,7 +196,7 @@ def read_page(
     taken = {p.labels[0] for _, mark_parts, _ in found_marks for p in mark_parts}
     if any(p.labels[0] in taken for p in parts):
         parts = [p for p in parts if p.labels[0] not in taken]
-        writing = _writing(parts)
+        writing = _writing(parts, labels)
     lines = writing if display is not None else [_split_line(line, labels) for line in writing]
     found = sum(len(line) for line in lines)
     if found > max_digits:
@@ -329,13 +331,23 @@ def _without_enclosures(parts: list[Part]) -> list[Part]:
     return kept or parts
 
 
-def _writing(parts: list[Part]) -> list[list[Part]]:
+def _writing(parts: list[Part], labels: np.ndarray) -> list[list[Part]]:
     """The parts grouped into digits, line by line. A line of nothing but flat marks (the end of a
-    ruling the picture's edge cut off, a stray dash far from the number) is no writing: cut up as
-    touching digits it would be dozens of them."""
+    ruling the picture's edge cut off, a stray dash far from the number, or a picture of nothing but
+    a dash or a rule) is no writing: cut up as touching digits it would be dozens of them."""
     groups = _merge_pieces([replace(p, labels=list(p.labels)) for p in parts])  # merging mutates
     tallest = max(p.height for p in groups)
-    return [line for line in _lines(groups) if max(p.height for p in line) >= SPECK_HEIGHT * tallest]
+    lines = [line for line in _lines(groups) if max(p.height for p in line) >= SPECK_HEIGHT * tallest]
+    return [line for line in lines if not _flat_bar(max(line, key=lambda p: p.height), labels)]
+
+
+def _flat_bar(part: Part, labels: np.ndarray) -> bool:
+    """Under BAR of its own stroke widths tall and BAR_ASPECT times as wide: a dash or a rule, not
+    digits."""
+    if part.width < BAR_ASPECT * part.height:
+        return False
+    mask = np.isin(labels[part.y0 : part.y1, part.x0 : part.x1], part.labels)
+    return part.height < BAR * stroke_width(np.pad(mask, 1))  # padded: its outline along the box counts
 
 
 def _split_line(line: list[Part], labels: np.ndarray) -> list[Part]:

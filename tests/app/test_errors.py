@@ -41,7 +41,9 @@ def test_not_an_image_truncated_and_unsupported(client, digits):
     check(client.post(PREDICT, files={"file": ("x.png", b"GIF89a nope", "image/gif")}), 400)
     check(client.post(PREDICT, json={"image": base64.b64encode(b"nope").decode()}), 400, "not an image")
     check(client.post(PREDICT, json={"image": "***"}), 400, "base64")
-    check(client.post(PREDICT, **raw(png, "text/plain")), 415, "text/plain")
+    check(client.post(PREDICT, **raw(b"seven", "text/plain")), 415, "text/plain")
+    assert client.post(PREDICT, **raw(png, "text/plain")).status_code == 200  # a generic label: sniffed
+    check(client.post(PREDICT, content=b""), 400, "empty body")  # nothing at all, no content type
     check(client.post(PREDICT, **raw(png, "image/x-icon")), 415, "image/x-icon")
     check(client.post(PREDICT, **raw(png_bytes(digits[0][0], fmt="ICO"), "image/png")), 415, "ICO")
     check(client.post(PREDICT, content=b"digit=7"), 415, "none")  # no content type, and not an image
@@ -65,6 +67,12 @@ def test_compressed_bodies_are_read_or_refused_clearly(client, make_client, digi
             assert r.json()["probabilities"] == plain
     gz = {"content-encoding": "gzip"}
     check(client.post(PREDICT, content=b"not gzip", headers={"content-type": "image/png", **gz}), 400, "gzip")
+    cut = gzip.compress(doc)[:-20]  # a gzip stream that stops short: refused, not read as a shorter body
+    check(
+        client.post(PREDICT, content=cut, headers={"content-type": "application/json", **gz}),
+        400,
+        "truncated",
+    )
     check(
         client.post(PREDICT, content=png, headers={"content-type": "image/png", "content-encoding": "br"}),
         415,
@@ -109,6 +117,8 @@ def test_bad_json_and_fields_are_422(client):
     two = {"a": ("a.png", b"x", "image/png"), "b": ("b.png", b"x", "image/png")}
     check(client.post(PREDICT, files=two), 422, "`file` is missing", "a, b")  # which one is the image?
     check(client.post(PREDICT, files={"note": (None, "hi")}), 422, "`file` is missing", "note")  # no file
+    check(client.post(PREDICT, files={"image": (None, "hi")}), 422, "text field(s) image", "as a file")
+    check(client.post(PREDICT, files={"file": ("d.png", b"", "image/png")}), 400, "'d.png' is empty")
     check(client.post(PREDICT, files={"file": (None, "text value")}), 422, "must be a file")
 
 

@@ -63,6 +63,9 @@ def test_only_small_payloads_are_decoded_inline(digits):
     assert not is_small_png(b"GIF89a")
     assert not Payload(BATCH, images=[png_bytes(u8), png_bytes(u8)]).inline
     assert Payload(SINGLE, json_body=json.dumps({"pixels": u8.tolist()}).encode()).inline
+    # a key written with escapes is still `image` or `strokes` once parsed: not decoded inline
+    for key in ("\\u0069mage", "\\u0073trokes"):
+        assert not Payload(SINGLE, json_body=b'{"' + key.encode() + b'": "x"}').inline
     image_json = json.dumps({"image": base64.b64encode(png_bytes(u8)).decode()}).encode()
     assert not Payload(SINGLE, json_body=image_json).inline  # base64 could hide a bomb
 

@@ -217,6 +217,10 @@ def test_return_input_gives_the_image_the_model_saw(client, digits):
     assert seen.shape == (28, 28)
     assert np.abs(seen - u8 / 255.0).max() < 1e-6  # white on black, 0..1, before mean/std
     assert "input" not in client.post(f"/v1/models/{VIT}/predict", json={"pixels": u8.tolist()}).json()
+    # that input, 0..1 as torchvision's tensors are, posted back as pixels: the same answer (was 422)
+    again = client.post(f"/v1/models/{VIT}/predict", json={"pixels": r.json()["input"]})
+    assert again.status_code == 200, again.text
+    assert np.allclose(again.json()["probabilities"], r.json()["probabilities"], atol=1e-5)
 
 
 def test_model_cards(client):

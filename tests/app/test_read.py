@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import importlib.util
+import io
 from collections.abc import Callable
 from pathlib import Path
 
@@ -457,6 +458,36 @@ def test_pixels_get_no_hint_and_hints_can_be_switched_off(make_client, shipped_s
         "/v1/models/vit-mnist/predict", content=number_png("2026"), headers={"Content-Type": "image/png"}
     )
     assert r.status_code == 200 and r.json()["is_digit"] is False and "hint" not in r.json()
+
+
+def test_a_fault_in_the_split_costs_the_hint_not_the_answer(reader: TestClient, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The hint is extra: should splitting the picture fail unexpectedly, /predict still answers."""
+    import app.reading
+
+    def broken(*args: object) -> None:
+        raise ValueError("a bug in the splitting rules")
+
+    monkeypatch.setattr(app.reading, "split_upload", broken)
+    r = reader.post(
+        "/v1/models/vit-mnist/predict", content=number_png("2026"), headers={"Content-Type": "image/png"}
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["is_digit"] is False and "hint" not in r.json()
+
+
+def test_a_lone_dash_or_rule_is_no_number(reader: TestClient) -> None:
+    """A picture of nothing but flat bars: 422 saying no digits were found (it was cut into dozens of
+    slivers, "at least 101 separate marks", 413)."""
+    for bars in ([(40, 140, 240, 142)], [(40, 120, 240, 126), (40, 150, 240, 156)]):
+        img = Image.new("L", (280, 280), 255)
+        for bar in bars:
+            ImageDraw.Draw(img).rectangle(bar, fill=0)
+        buf = io.BytesIO()
+        img.save(buf, "PNG")
+        r = reader.post(
+            "/v1/models/vit-mnist/read", content=buf.getvalue(), headers={"Content-Type": "image/png"}
+        )
+        assert r.status_code == 422 and "no digits found" in r.json()["detail"], r.text
 
 
 @pytest.mark.parametrize("name", ["cnn-mnist", "vit-mnist"])

@@ -173,6 +173,8 @@ def _pixels(drawing: Drawing) -> list[list[tuple[float, float]]]:
         ({"strokes": [[[1, 2]]], "colour": "red"}, "unknown field(s) ['colour']"),
         ({"strokes": [[[1, 2]]], "image": "aGk="}, "exactly one of"),
         ({"strokes": [[[0, 0]] * 20_001]}, "20001 points: at most 20000 in all"),
+        ({"strokes": [[[0, 0]] * 7_000] * 3}, "21000 points: at most 20000 in all"),
+        ({"strokes": [[["x"]] * 20_001]}, "20001 points: at most 20000 in all"),  # counted before checked
         ({"strokes": [[[0, 0]]] * 257}, "`strokes`: List should have at most 256 items"),
     ],
 )
@@ -184,6 +186,16 @@ def test_bad_strokes_are_422_saying_what_is_wrong(client: TestClient, payload: d
         r = client.post(f"/v1/models/{VIT}/{route}", **sent)
         assert r.status_code == 422, r.text
         assert says in r.json()["detail"], r.json()["detail"]
+
+
+def test_a_drawing_of_many_long_zigzags_is_answered(client: TestClient) -> None:
+    """20,000 points zigzagging corner to corner of a 10^6 px canvas, one stroke or 256: answered (a
+    digit, or no digits found), its curves sampled at most MAX_SAMPLES times (15 million before)."""
+    zigzag = [[0, 0], [1e6, 1e6]] * 39
+    for strokes in ([[[0, 0], [1e6, 1e6]] * 10_000], [[[x + i, y] for x, y in zigzag] for i in range(256)]):
+        for route in ("predict", "read"):
+            r = client.post(f"/v1/models/{VIT}/{route}", json={"strokes": strokes})
+            assert r.status_code in (200, 422), r.text
 
 
 def test_a_batch_takes_no_strokes(client: TestClient) -> None:

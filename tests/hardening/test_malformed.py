@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import io
 import json
 import socket
 import time
@@ -14,6 +15,7 @@ import httpx
 import numpy as np
 import pytest
 from hardening_support import hardening_service
+from PIL import Image
 
 from testkit.http import multipart_body
 from testkit.images import gray_png, png_bytes, png_chunk
@@ -131,6 +133,43 @@ def test_tiny_and_thin_images(client, shape):
     r = client.post(PREDICT, content=png_bytes(img), headers={"Content-Type": "image/png"})
     if r.status_code != 200:
         assert_error(r, 400, 422)
+
+
+def float_tiff(values: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    Image.fromarray(values.astype(np.float32), mode="F").save(buf, "TIFF")
+    return buf.getvalue()
+
+
+def test_float_pixels_not_finite_or_far_out_of_range(client):
+    """A 32-bit float picture (TIFF): NaN or infinity is a 400 naming it; finite values far outside
+    0..1 are read by their own range (a digit, or a clear 4xx), on the one-digit and number routes."""
+    paper = np.ones((60, 60), dtype=np.float32)
+    paper[15:45, 28:33] = 0.0
+    for bad in (np.nan, np.inf, -np.inf):
+        pixels = paper.copy()
+        pixels[0, 0] = bad
+        for route in (PREDICT, "/v1/models/vit-mnist/read"):
+            r = client.post(route, content=float_tiff(pixels), headers={"Content-Type": "image/tiff"})
+            assert "not finite" in assert_error(r, 400)["detail"]
+    for extreme in (paper * 3e38, np.where(paper > 0, 3e38, -3e38)):
+        for route in (PREDICT, "/v1/models/vit-mnist/read"):
+            r = client.post(route, content=float_tiff(extreme), headers={"Content-Type": "image/tiff"})
+            if r.status_code != 200:
+                assert_error(r, 422)
+
+
+@pytest.mark.parametrize("field", ["images", "row"])
+def test_long_json_lists_are_refused_by_their_length(client, field):
+    """A JSON list longer than any body needs is refused by its length before its items are checked
+    (an error object per wrong item costs pydantic memory: 20 MiB of them would cost gigabytes)."""
+    bodies = {  # each as large as MAX_BODY allows, every item wrong
+        "images": ("/v1/models/vit-mnist/predict/batch", {"images": [1] * 60_000}),
+        "row": (PREDICT, {"pixels": [[""] * 60_000] + [[0] * 28] * 27}),
+    }
+    route, body = bodies[field]
+    detail = assert_error(client.post(route, json=body), 422)["detail"]
+    assert "at most" in detail, detail
 
 
 def test_empty_canvas_is_422(client):
@@ -379,6 +418,16 @@ def test_multipart_many_parts(client, digit_png):
     assert r.status_code < 500, r.text[:300]
 
 
+def test_several_files_to_a_one_image_route_are_422_however_many(client):
+    """Two files or two thousand: the same 422 pointing at the batch route (three or more were a 413),
+    before any is decoded."""
+    ctype = {"Content-Type": "multipart/form-data; boundary=hardening"}
+    for n in (2, 3, 2000):
+        body = multipart([("file", f"{i}.png", b"x", "image/png") for i in range(n)])
+        detail = assert_error(client.post(PREDICT, content=body, headers=ctype), 422)["detail"]
+        assert "one image per request" in detail, detail
+
+
 # -------------------------------------------------------------------------------- routes and params
 
 
@@ -407,6 +456,8 @@ def test_attention_on_cnn_is_400(client, digit_png):
 
 # ---------------------------------------------------------------------------------------------- v2
 
+PAST_FLOAT64 = [10**400] + [0] * 783
+
 
 @pytest.mark.parametrize(
     "body",
@@ -422,11 +473,41 @@ def test_attention_on_cnn_is_400(client, digit_png):
         {"inputs": [{"name": "image", "datatype": "UINT8", "shape": [1, 28, 28], "data": [300] * 784}]},
         {"inputs": [{"name": "image", "datatype": "FP32", "shape": [1, 1, 28, 28], "data": ["a"] * 784}]},
         {"inputs": [{"name": "image", "datatype": "UINT8", "shape": [1, 28, 28]}]},
+        # numbers only: past float64, written as strings, booleans
+        {"inputs": [{"name": "image", "datatype": "UINT8", "shape": [1, 28, 28], "data": PAST_FLOAT64}]},
+        {"inputs": [{"name": "image", "datatype": "FP32", "shape": [1, 1, 28, 28], "data": ["1"] * 784}]},
+        {"inputs": [{"name": "image", "datatype": "UINT8", "shape": [1, 28, 28], "data": [True] * 784}]},
     ],
-    ids=lambda b: json.dumps(b)[:60],
+    ids=lambda b: json.dumps(b)[:60] + json.dumps(b)[-20:],
 )
 def test_v2_bad_infer(client, body):
     assert_error(client.post("/v2/models/vit-mnist/infer", json=body), 400, 413, 422, v2=True)
+
+
+def test_v2_parameters_are_booleans(client, digits):
+    """A binary-output flag written as the string "false" is refused, not taken as true."""
+    pixels = digits[0].ravel().tolist()
+    tensor = {"name": "image", "datatype": "UINT8", "shape": [1, 28, 28], "data": pixels}
+    for body in (
+        {"inputs": [tensor], "parameters": {"binary_data_output": "false"}},
+        {"inputs": [tensor], "outputs": [{"name": "digit", "parameters": {"binary_data": "false"}}]},
+    ):
+        error = assert_error(client.post("/v2/models/vit-mnist/infer", json=body), 400, v2=True)["error"]
+        assert "must be true or false" in error, error
+
+
+@pytest.mark.parametrize("field", ["shape", "outputs"])
+def test_v2_long_lists_are_refused_briefly(client, field):
+    """Thousands of wrong items: one short answer, not an error per item (each costs pydantic memory)."""
+    tensor = {"name": "image", "datatype": "UINT8", "shape": [1, 28, 28], "data": [0] * 784}
+    body: dict = {"inputs": [tensor]}
+    if field == "shape":
+        tensor["shape"] = [""] * 60_000  # as many as MAX_BODY allows
+    else:
+        body["outputs"] = [{"name": 0}] * 15_000
+    r = client.post("/v2/models/vit-mnist/infer", json=body)
+    assert_error(r, 400, v2=True)
+    assert len(r.content) < 2_000, r.content[:300]
 
 
 def test_v2_unknown_model_and_bad_json(client):

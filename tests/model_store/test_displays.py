@@ -28,12 +28,13 @@ def test_a_displays_bars_are_grouped_into_its_digits(end: str, slant: float) -> 
 
 def test_without_the_grouping_a_displays_bars_are_not_its_digits(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(segment_module, "digits_of_display", lambda *_: None)
-    with pytest.raises(TooManyDigits):  # every bar a digit, or a piece of one
-        read_page(
-            lit_number("2026", Display(height=100, width=54, thick=10, gap=7, slant=0.1, end="pointed"))
-        )
-    thin = lit_number("2026", Display(height=100, width=50, thick=8, gap=6, slant=0.1, end="pointed"))
-    assert [len(line) for line in read_page(thin).lines] != [4]
+    for thick, gap, width in ((10, 7, 54), (8, 6, 50)):
+        display = Display(height=100, width=width, thick=thick, gap=gap, slant=0.1, end="pointed")
+        try:  # every bar a digit, or a piece of one; the lines of flat bars alone are no writing
+            lines = [len(line) for line in read_page(lit_number("2026", display)).lines]
+        except TooManyDigits:
+            continue
+        assert lines != [4]
 
 
 def test_an_lcds_faint_unlit_bars_are_not_digits() -> None:

@@ -80,6 +80,31 @@ def test_no_strokes_is_no_ink() -> None:
         draw(Drawing([], 100, 100))
 
 
+def test_a_drawing_costs_at_most_max_samples(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A pen travelling 20,000 times corner to corner is sampled MAX_SAMPLES times in all (15 million
+    at the hand's step); a hand's writing keeps that step."""
+    import model_store.drawing as drawing
+
+    counted: list[int] = []
+
+    def counting(points, step=drawing.STEP):  # type: ignore[no-untyped-def]
+        path = smooth(points, step)
+        counted.append(len(path))
+        return path
+
+    smooth = drawing.smooth_path
+    monkeypatch.setattr(drawing, "smooth_path", counting)
+    zigzag = np.array([[0.0, 0.0], [1e6, 1e6]] * 10_000)
+    draw(Drawing([zigzag]))
+    assert sum(counted) <= 1.01 * drawing.MAX_SAMPLES + 2
+    counted.clear()
+    hand = Drawing([np.asarray(s, dtype=np.float64) for s in written_into("2026")])
+    draw(hand)
+    unchanged = draw(hand).gray
+    monkeypatch.setattr(drawing, "MAX_SAMPLES", 10**12)
+    assert np.array_equal(draw(hand).gray, unchanged)
+
+
 def test_digits_written_into_one_another_are_pieces_of_their_own() -> None:
     """A 1 written through a 0 is one blob of ink: as a picture, no candidate is the 1 alone; as strokes,
     the 1 and the 0 are each a candidate, fitted from its own stroke's pixels (the crossing included)."""
