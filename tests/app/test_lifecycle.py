@@ -147,6 +147,12 @@ def test_metrics_have_the_contract_names_per_app(test_store):
     assert f'vit_digits_lanes{{device="cpu"}} {float(lanes)}' in text
     with TestClient(apps[1]) as c:
         assert 'route="/v1/models/{name}/predict"' not in c.get("/metrics").text  # its own registry
+        zipped = c.get("/metrics", headers={"Accept-Encoding": "gzip"})  # as Prometheus scrapes
+        plain = c.get("/metrics", headers={"Accept-Encoding": "identity"})
+    assert zipped.headers["content-encoding"] == "gzip" and "content-encoding" not in plain.headers
+    names = [line.split("{")[0] for line in plain.text.splitlines()]  # the same text, a fraction of the bytes
+    assert [line.split("{")[0] for line in zipped.text.splitlines()] == names
+    assert zipped.num_bytes_downloaded < plain.num_bytes_downloaded / 3
 
 
 def test_page_static_noop_and_cors(make_client):
