@@ -17,7 +17,7 @@ router = APIRouter(tags=["metrics"])
 @router.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})
 async def metrics(request: Request, runtime: RuntimeDep) -> Response:
     """Prometheus text format: requests, queue and compute time, batch sizes, pending images. Gzipped
-    when the scraper accepts it, as Prometheus does (some 100 kB of text, a tenth of that gzipped)."""
+    when the scraper accepts it, as Prometheus does (tens of kB of text, under a tenth of that gzipped)."""
     body = exposition(runtime.metrics)
     if "gzip" not in request.headers.get("accept-encoding", "").lower():
         return Response(body, media_type=CONTENT_TYPE_LATEST, headers={"Vary": "Accept-Encoding"})
