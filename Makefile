@@ -60,8 +60,9 @@ image-test: $(VENV)/.installed-dev
 	$(PY) scripts/image_test.py --image localhost/vit-digits:$(IMAGE_VARIANT)
 
 train: $(VENV)/.installed-dev
-	$(PY) -m training train --model vit-mnist --epochs 200 --batch-size 512 --warmup-epochs 5
-	$(PY) -m training train --model cnn-mnist --epochs 60 --batch-size 256 --lr 2e-3
+	# from scratch, over the shipped checkpoints (--replace), then refined in place (--init-from them)
+	$(PY) -m training train --model vit-mnist --epochs 200 --batch-size 512 --warmup-epochs 5 --replace
+	$(PY) -m training train --model cnn-mnist --epochs 60 --batch-size 256 --lr 2e-3 --replace
 	# then 8 epochs with 10,000 generated digits added (continental 1s and 7s, displays, ...; training/pen_digits.py)
 	$(PY) -m training train --model vit-mnist --init-from $${MODEL_STORE_DIR:-model_store/checkpoints}/vit-mnist --pen-digits 10000 \
 		--epochs 8 --lr 2e-4 --warmup-epochs 0.5

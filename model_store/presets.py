@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import fields, replace
 from typing import Any
 
@@ -47,7 +48,24 @@ def get_config(name: str, **overrides: Any) -> ModelConfig:
     unknown = set(overrides) - known
     if unknown:
         raise TypeError(f"preset {name!r} has no option(s) {sorted(unknown)}; options: {sorted(known)}")
-    return replace(base, **overrides)
+    return replace(
+        base, **{key: _as_field(key, value, getattr(base, key)) for key, value in overrides.items()}
+    )
+
+
+def _as_field(key: str, value: Any, like: Any) -> Any:
+    """``value`` as the type of the preset's own ``like`` (an int where an int is, a float for a float:
+    ``--set dim=abc`` would otherwise fail deep in the model with an unrelated message)."""
+    kind = type(like)
+    number = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if kind is float and number:
+        return float(value)
+    if kind is int and isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    if type(value) is not kind or kind in (int, float):
+        article = "an" if kind is int else "a"
+        raise TypeError(f"option {key!r} takes {article} {kind.__name__} (like {like!r}), not {value!r}")
+    return value
 
 
 def config_from_dict(data: dict[str, Any]) -> ModelConfig:

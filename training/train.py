@@ -8,6 +8,7 @@ import logging
 import os
 import platform
 import random
+import re
 import shlex
 import sys
 import time
@@ -24,6 +25,7 @@ from model_store import (
     ModelCard,
     Preprocessing,
     create_model,
+    get_config,
     list_presets,
     save_checkpoint,
 )
@@ -43,7 +45,16 @@ log = logging.getLogger("training")
 
 def add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, choices=list_presets(), help="preset to train")
-    p.add_argument("--name", help="name in the model store (default: the preset name)")
+    p.add_argument(
+        "--name",
+        help="name in the model store: letters, digits, '.', '_', '-' (default: the preset name)",
+    )
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="replace a checkpoint of that name already in the store (otherwise refused, unless --resume "
+        "or --init-from it: continuing or refining that model)",
+    )
     p.add_argument(
         "--set",
         dest="overrides",
@@ -63,9 +74,14 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
         "--store-dir",
         type=Path,
         default=settings.model_store_dir,
-        help="model store to write the checkpoint into (env MODEL_STORE_DIR)",
+        help="model store to write the checkpoint into (env MODEL_STORE_DIR; default: "
+        f"{settings.model_store_dir}, the shipped checkpoints)",
     )
-    p.add_argument("--run-dir", type=Path, help="training state, metrics and plots (default: runs/<name>)")
+    p.add_argument(
+        "--run-dir",
+        type=Path,
+        help=f"training state, metrics and plots (default: {settings.runs_dir}/<name>; env RUNS_DIR)",
+    )
     p.add_argument("--epochs", type=int, default=30, help="default: 30")
     p.add_argument("--batch-size", type=int, default=256, help="per process; default: 256")
     p.add_argument("--lr", type=float, default=1e-3, help="peak AdamW learning rate; default: 1e-3")
@@ -216,7 +232,6 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
     device = pick_device(args.device, info)
     name = args.name or args.model
     run_dir = args.run_dir or settings.runs_dir / name
-    run_dir.mkdir(parents=True, exist_ok=True)
     amp = not args.no_amp and device.type == "cuda"
     seed_everything(args.seed)
     if device.type == "cuda":
@@ -228,7 +243,8 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
             args.dataset, args.data_root, args.val_size, args.seed, args.limit_train, args.limit_test
         )
 
-    _check_options(args)  # before any data is read
+    overrides = _check_options(args, name)  # before any data is read or folder made
+    run_dir.mkdir(parents=True, exist_ok=True)
     data = load() if info.is_main else None  # rank 0 unpacks the archives first,
     barrier(info)
     data = data or load()  # then the others read the result
@@ -241,7 +257,6 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
         data.test.to(device),
     )
 
-    overrides = parse_overrides(args.overrides)
     if args.dataset != "mnist":
         overrides.setdefault("num_classes", len(data.labels))
     model = create_model(args.model, **overrides)
@@ -268,6 +283,11 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
         steps_per_epoch = min(steps_per_epoch, args.max_steps)
     if steps_per_epoch < 1:
         raise SystemExit(f"batch size {args.batch_size} is larger than the training shard")
+    kept = args.ema_decay ** (steps_per_epoch * args.epochs) if ema is not None else 0.0
+    if kept > 0.1 and info.is_main:  # the EMA starts at the random weights: a short run saves those
+        log.warning("--ema-decay %g over %d steps keeps %.0f%% of the initial weights in the saved model; "
+                    "for a short run pass --ema-decay 0 or a smaller decay", args.ema_decay,
+                    steps_per_epoch * args.epochs, 100 * kept)  # fmt: skip
     optimizer = make_optimizer(model, args.lr, args.weight_decay, device)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer,
@@ -376,12 +396,30 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
     return out
 
 
-def _check_options(args: argparse.Namespace) -> None:
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def _check_options(args: argparse.Namespace, name: str) -> dict[str, Any]:
+    """Every option that can be checked without the data, and the preset overrides, checked too."""
+    if not NAME.fullmatch(name):
+        raise SystemExit(f"--name {name!r}: a store entry is named with letters, digits, '.', '_' and '-'")
+    dest = args.store_dir / name
+    refining = args.init_from is not None and args.init_from.resolve() == dest.resolve()
+    if (dest / "card.json").exists() and not (args.replace or args.resume or refining):
+        raise SystemExit(
+            f"{dest} already holds a checkpoint: pass --name NEW to keep it, or --replace to replace it"
+        )
+    overrides = parse_overrides(args.overrides)
+    try:
+        get_config(args.model, **overrides)
+    except (TypeError, ValueError) as exc:
+        raise SystemExit(f"--set: {exc}") from None
     if args.pen_digits < 0 or (args.pen_digits and args.dataset != "mnist"):
         raise SystemExit("--pen-digits: a count >= 0, and only for --dataset mnist (they are digits)")
     distill_options = (args.distill, args.distill_weight, args.distill_temperature)
     if args.teacher is None and any(v is not None for v in distill_options):
         raise SystemExit("--distill, --distill-weight and --distill-temperature need --teacher")
+    return overrides
 
 
 def _augment(args: argparse.Namespace) -> AugmentConfig:

@@ -72,6 +72,18 @@ def test_unknown_override_is_a_type_error() -> None:
         get_config("cnn-mnist", depth=3)
 
 
+def test_an_override_of_another_type_is_a_type_error() -> None:
+    """Checked against the preset's own value (`dim="abc"` failed inside the model: "not all arguments
+    converted during string formatting"); an int stands for a float, never the other way."""
+    with pytest.raises(TypeError, match="option 'dim' takes an int"):
+        get_config("vit-mnist", dim="abc")
+    with pytest.raises(TypeError, match="option 'depth' takes an int"):
+        get_config("vit-mnist", depth=2.5)
+    with pytest.raises(TypeError, match="option 'qkv_bias' takes a bool"):
+        get_config("vit-mnist", qkv_bias=1)
+    assert get_config("vit-mnist", drop_path=0).drop_path == 0.0
+
+
 def test_invalid_override_value_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="not divisible by patch_size"):
         create_model("vit-mnist", patch_size=5)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import re
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -179,3 +181,26 @@ def test_no_calibrate_leaves_the_fit_for_later(train_cli, tmp_path: Path) -> Non
     plain = train_cli([a for a in args if a != "--no-calibrate"], tmp_path / "store2", tmp_path / "run2")
     assert plain.code == 0
     assert ModelStore(tmp_path / "store2").load("cnn-baseline")[1].calibration is not None
+
+
+def test_a_checkpoint_in_the_store_is_replaced_only_when_asked(
+    train_cli, tiny_run, tiny_args, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """A run into a store entry that exists is refused before any data is read or folder made (it
+    replaced the shipped checkpoint without a word); so is a name that would leave the store (``..``
+    deleted the store's parent) and a --set value of the wrong type. --replace replaces it."""
+    store = tmp_path / "store"
+    shutil.copytree(tiny_run.store_dir, store)
+    card = (store / "vit-mnist-tiny" / "card.json").read_bytes()
+    for extra, says in (
+        ([], "already holds a checkpoint: pass --name NEW to keep it, or --replace"),
+        (["--name", ".."], "--name '..'"),
+        (["--name", "a/b"], "--name 'a/b'"),
+        (["--name", "other", "--set", "dim=abc"], "--set: option 'dim' takes an int"),
+    ):
+        with pytest.raises(SystemExit, match=re.escape(says)):
+            train_cli([*tiny_args, *extra], store, tmp_path / "run")
+        assert not (tmp_path / "run").exists()
+    assert (store / "vit-mnist-tiny" / "card.json").read_bytes() == card
+    replaced = train_cli([*tiny_args, "--epochs", "1", "--replace"], store, tmp_path / "run")
+    assert replaced.code == 0 and (store / "vit-mnist-tiny" / "card.json").read_bytes() != card
