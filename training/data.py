@@ -6,6 +6,7 @@ import contextlib
 import gzip
 import os
 import shutil
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +67,10 @@ def _unpack_archives(folder: Path) -> None:
             with gzip.open(gz, "rb") as src, open(tmp, "wb") as out:
                 shutil.copyfileobj(src, out)
             os.replace(tmp, target)
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:  # cut short or corrupt: say which file
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            raise DatasetNotFoundError(f"{gz} is damaged ({exc or 'cut short'}): fetch it again") from exc
         except OSError:  # read-only data root: torchvision then says what is missing
             with contextlib.suppress(OSError):
                 tmp.unlink(missing_ok=True)

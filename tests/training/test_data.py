@@ -91,3 +91,16 @@ def test_gzipped_files_alone_are_unpacked_offline(data_root: Path, tmp_path: Pat
     before = {p.name: p.stat().st_mtime_ns for p in raw.iterdir()}
     load_split("mnist", tmp_path, train=False, download=False)
     assert {p.name: p.stat().st_mtime_ns for p in raw.iterdir()} == before  # not unpacked twice
+
+
+def test_a_damaged_archive_is_named_and_leaves_nothing_behind(data_root: Path, tmp_path: Path) -> None:
+    """A gzipped file cut short (a download that stopped) was an EOFError traceback and a temp file left."""
+    raw = tmp_path / "MNIST" / "raw"
+    raw.mkdir(parents=True)
+    for name in RAW_FILES:
+        shutil.copy(data_root / "MNIST" / "raw" / name, raw / name)
+    cut = raw / "t10k-images-idx3-ubyte.gz"
+    cut.write_bytes(cut.read_bytes()[:50_000])
+    with pytest.raises(DatasetNotFoundError, match="t10k-images-idx3-ubyte.gz is damaged"):
+        load_split("mnist", tmp_path, train=False, download=False)
+    assert not [p for p in raw.iterdir() if p.name.endswith(".tmp")]
