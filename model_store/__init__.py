@@ -1,7 +1,8 @@
 """Model definitions, named presets and the checkpoint format shared by training and serving.
 
-Names are imported on first use (PEP 562), so ``import model_store.preprocess`` or reading a card does
-not import torch: the service's front-end workers decode images and describe models without it.
+Names are imported on first use (PEP 562), so ``import model_store.preprocess`` does not import torch,
+nor does reading a card without checking its architecture (``card.ModelCard.from_dict``): the service's
+front-end workers decode images and describe models without it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """The model card: everything a checkpoint says about itself (architecture, preprocessing, labels,
-metrics, provenance, the sha256 of its files), read and validated without torch, so that processes
-that only describe models (the service's front-end workers) never import it.
+metrics, provenance, the sha256 of its files). ``ModelCard.from_dict(..., check_architecture=False)``
+reads it without torch, so that processes that only describe models (the service's front-end workers)
+never import it; checking the architecture (``read_card``, ``ModelStore.list``) builds the model config,
+which imports the model definitions and torch with them.
 """
 
 from __future__ import annotations

@@ -29,13 +29,21 @@ class ModelStore:
 
     def list(self) -> list[ModelCard]:
         """Cards of every readable model; unreadable ones are logged and skipped."""
-        cards = []
+        return [card for _, card in self._readable()]
+
+    def names(self) -> list[str]:
+        """The folder names of every readable model: what ``load`` takes (a card's own name may
+        differ, in a folder renamed since)."""
+        return [path.name for path, _ in self._readable()]
+
+    def _readable(self) -> list[tuple[Path, ModelCard]]:
+        found = []
         for path in self.model_dirs():
             try:
-                cards.append(read_card(path))
+                found.append((path, read_card(path)))
             except CheckpointError as exc:
                 log.warning("skipping %s: %s", path, exc)
-        return cards
+        return found
 
     def path(self, name: str) -> Path:
         # Look the name up among the store's own entries: a name like "../x" must not escape the root.

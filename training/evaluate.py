@@ -65,7 +65,7 @@ def add_store_args(p: argparse.ArgumentParser, settings) -> None:
 def serving_heads(args: argparse.Namespace) -> dict[str, ServingHead]:
     """The store's models (or `--models`) on the CPU behind their serving head, calibrated as served."""
     store = ModelStore(args.store_dir)
-    models = args.models or [c.name for c in store.list()]
+    models = args.models or store.names()
     if not models:
         raise SystemExit(f"no models in {args.store_dir}")
     heads = {}
@@ -116,7 +116,7 @@ def time_per_image(model, device: torch.device, batch: int, image_size: int, rep
 def run_evaluate(args: argparse.Namespace) -> list[dict]:
     device = resolve_device(args.device)
     store = ModelStore(args.store_dir)
-    names = args.models or [c.name for c in store.list()]
+    names = args.models or store.names()
     if not names:
         raise SystemExit(f"no models in {args.store_dir}")
     rows = []

@@ -273,6 +273,8 @@ def test_store_lists_good_entries_and_skips_broken_ones(tmp_path: Path, caplog) 
 
     model, card = store.load("good-b")
     assert card.name == "good-b" and not model.training
+    (root / "good-b").rename(root / "renamed")  # names() are what load() takes: the folders
+    assert store.names() == ["good-a", "renamed"] and store.load("renamed")[1].name == "good-b"
 
 
 def test_store_load_unknown_name_lists_known_models(tmp_path: Path) -> None:
