@@ -75,7 +75,7 @@ def train_one_epoch(
     totals = torch.zeros(2, device=device)  # loss sum, correct (kept on device: no per-step sync)
     bar = tqdm(
         range(steps),
-        desc=f"epoch {epoch}",
+        desc=f"epoch {epoch + 1}",  # counted from 1, as the log counts
         leave=False,
         disable=not (progress and dist_info.is_main),
     )

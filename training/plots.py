@@ -24,7 +24,9 @@ def plot_curves(history: list[dict], path: Path) -> Path:
     ax1.set(xlabel="epoch", ylabel="cross-entropy", title="Loss")
     ax2.plot(epochs, [100 * r["train_acc"] for r in history], label="train (augmented)")
     ax2.plot(epochs, [100 * r["val_acc"] for r in history], label="validation")
-    ax2.set(xlabel="epoch", ylabel="accuracy (%)", title="Accuracy", ylim=(95, 100))
+    lowest = min(100 * min(r["train_acc"], r["val_acc"]) for r in history)
+    floor = min(95.0, max(0.0, lowest - 1))  # 95-100%, or down to where a short run's curves are
+    ax2.set(xlabel="epoch", ylabel="accuracy (%)", title="Accuracy", ylim=(floor, 100))
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
         ax.legend()

@@ -383,7 +383,8 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
     log.info("wrote %s (sha256 %s…)", out, card.weights_sha256[:12])
     if args.no_calibrate:
         log.info("not calibrated (--no-calibrate): served uncalibrated until "
-                 "`python -m training calibrate %s --store-dir %s`", name, args.store_dir)  # fmt: skip
+                 "`python -m training calibrate %s --store-dir %s --data-root %s`", name, args.store_dir,
+                 args.data_root)  # fmt: skip
     else:
         from .calibrate import calibrate_after_training  # temperature and "is it a digit", in the card
 
