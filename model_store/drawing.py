@@ -32,8 +32,8 @@ PEN_PER_HEIGHT = 0.15
 MIN_PEN_PER_HEIGHT = 0.075
 SUPERSAMPLE = 2  # the browser antialiases its strokes: drawn this many times larger and box-reduced
 STEP = 2.0  # the curves' points are at most about this many supersampled pixels apart
-# ... unless a drawing's pen travels further than MAX_SAMPLES steps in all (a hand's writing: some
-# 10,000 supersampled pixels; a client's 20,000 points zigzagging corner to corner: 15 million): then
+# ... unless a drawing's pen travels further than MAX_SAMPLES steps in all (a number written on the page:
+# some 2,000 supersampled pixels; a client's 20,000 points zigzagging corner to corner: 4 million): then
 # the step is its travel over MAX_SAMPLES, so that no drawing costs more than this many samples.
 MAX_SAMPLES = 200_000
 LAYER_INK = 0.2  # a stroke's pixel is its own from this much of its ink (the page's ink level)

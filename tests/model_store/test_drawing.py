@@ -81,7 +81,7 @@ def test_no_strokes_is_no_ink() -> None:
 
 
 def test_a_drawing_costs_at_most_max_samples(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """A pen travelling 20,000 times corner to corner is sampled MAX_SAMPLES times in all (15 million
+    """A pen travelling 20,000 times corner to corner is sampled MAX_SAMPLES times in all (2 million
     at the hand's step); a hand's writing keeps that step."""
     import model_store.drawing as drawing
 
