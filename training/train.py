@@ -403,7 +403,7 @@ NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 def _check_options(args: argparse.Namespace, name: str) -> dict[str, Any]:
     """Every option that can be checked without the data, and the preset overrides, checked too."""
     if not NAME.fullmatch(name):
-        raise SystemExit(f"--name {name!r}: a store entry is named with letters, digits, '.', '_' and '-'")
+        raise SystemExit(f"--name {name!r}: a letter or digit first, then letters, digits, '.', '_' or '-'")
     dest = args.store_dir / name
     refining = args.init_from is not None and args.init_from.resolve() == dest.resolve()
     if (dest / "card.json").exists() and not (args.replace or args.resume or refining):
