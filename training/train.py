@@ -476,13 +476,22 @@ def _training_record(
 def _check_same_run(saved: dict, args: argparse.Namespace, state_path: Path) -> None:
     """--resume continues the run that wrote ``state_path``, not another one (a fine-tune sharing the
     run folder of the checkpoint it started from)."""
-    for key in ("init_from", "pen_digits", "teacher"):
+    for key in ("model", "init_from", "pen_digits", "teacher"):
         then, now = saved.get(key) or None, getattr(args, key) or None  # 0 pen digits = none
         if str(then) != str(now):
             raise SystemExit(
                 f"--resume: {state_path} belongs to a run with --{key.replace('_', '-')} {then}, not {now}; "
                 "give this run its own --run-dir"
             )
+    then_set, now_set = (  # the architecture's overrides (rates may change: they shape no weights)
+        {k: v for k, v in parse_overrides(items or []).items() if k not in REGULARISATION}
+        for items in (saved.get("overrides"), args.overrides)
+    )
+    if then_set != now_set:
+        raise SystemExit(
+            f"--resume: {state_path} belongs to a run with --set {then_set or 'nothing'}, not "
+            f"{now_set or 'nothing'}; give this run its own --run-dir"
+        )
 
 
 # Rates that shape training, not the weights: a fine-tune may change them.

@@ -124,6 +124,10 @@ def test_resume_extends_a_finished_run(train_cli, tmp_path: Path) -> None:
     assert int(state["ema"]["n_averaged"]) == 2 * (512 // 64)  # the EMA kept counting across the restart
     card = ModelStore(store).load("cnn-baseline")[1]
     assert card.training["epochs"] == 2 and card.training["args"]["resume"] is True
+    # Resumed as another architecture: refused by name (was a load_state_dict traceback).
+    wider = [a if a != "width=8" else "width=16" for a in args]
+    with pytest.raises(SystemExit, match=r"--resume: .* --set \{'width': 8, 'hidden': 32\}, not"):
+        train_cli([*wider, "--epochs", "3", "--resume"], store, run)
     assert card.training["ema_decay"] == 0.5
 
 
