@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -102,6 +104,13 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     return error_response(request, exc.status_code, exc.detail, getattr(exc, "headers", None))
 
 
+def validation_text(errors: Sequence[Mapping[str, Any]], most: int | None = None) -> str:
+    """pydantic's errors as one line, "loc: msg; ...": the first ``most`` of them, and how many more."""
+    shown = errors if most is None else errors[:most]
+    text = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in shown)
+    return text + (f"; {len(errors) - len(shown)} more error(s)" if len(errors) > len(shown) else "")
+
+
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     errors = [
@@ -109,8 +118,7 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
         for e in exc.errors()
     ]
     if is_v2(request):
-        text = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors)
-        return error_response(request, 400, text)
+        return error_response(request, 400, validation_text(errors))
     return JSONResponse({"detail": errors}, status_code=422)
 
 

@@ -51,11 +51,12 @@ _HEIF_BRANDS = frozenset(
 T = TypeVar("T")
 
 
-# Content types that say nothing about the body: none at all, generic bytes (requests' `data=`), and
-# curl's default for `--data-binary`. Such a body is read as an image when its first bytes say so.
+# Content types that say nothing about the body: none at all, generic bytes (requests' `data=`),
+# curl's default for `--data-binary`, and plain text. Such a body is read as an image when its first
+# bytes say so.
 GENERIC_MEDIA_TYPES = frozenset(
     {"", "application/octet-stream", "application/x-www-form-urlencoded", "text/plain"}
-)  # what clients label a body they know nothing of: read as a picture when its first bytes say so
+)
 
 
 def looks_like_image(data: bytes) -> bool:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from .errors import PayloadTooLarge, ServiceError
+from .errors import PayloadTooLarge, ServiceError, validation_text
 from .preprocess import decode_base64
 from .schemas import V2InferRequest
 
@@ -59,10 +59,8 @@ def parse_request(body: bytes, header_length: str | None, max_images: int) -> Pa
     try:
         req = V2InferRequest.model_validate(obj)
     except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        msgs = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in errors[:3])
-        more = f"; {len(errors) - 3} more error(s)" if len(errors) > 3 else ""
-        raise V2Error(f"invalid inference request: {msgs}{more}") from None
+        text = validation_text(exc.errors(include_url=False), most=3)  # not one per wrong item
+        raise V2Error(f"invalid inference request: {text}") from None
     tensor = req.inputs[0]
     params = tensor.parameters or {}
     raw = None

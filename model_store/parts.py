@@ -54,6 +54,10 @@ class Part:
     cut: tuple[Seam, Seam] | None = None  # the seams on its left and right when a stroke was cut
     stroke: int | None = None  # one pen stroke of a drawing (``Page.pen``): its own pixels, not its labels'
 
+    def own_pixels(self, labels: np.ndarray) -> np.ndarray:
+        """Bool (height, width): the pixels of its labels in its box."""
+        return np.isin(labels[self.y0 : self.y1, self.x0 : self.x1], self.labels)
+
     def within_cut(self, y0: int, y1: int, x0: int, x1: int) -> np.ndarray | None:
         """Bool, broadcasting to (y1 - y0, x1 - x0): the pixels of that window between its seams
         (None: not cut)."""

@@ -58,14 +58,12 @@ def _as_field(key: str, value: Any, like: Any) -> Any:
     ``--set dim=abc`` would otherwise fail deep in the model with an unrelated message)."""
     kind = type(like)
     number = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if kind is float and number:
-        return float(value)
-    if kind is int and isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return int(value)
-    if type(value) is not kind or kind in (int, float):
-        article = "an" if kind is int else "a"
-        raise TypeError(f"option {key!r} takes {article} {kind.__name__} (like {like!r}), not {value!r}")
-    return value
+    if number and (kind is float or (kind is int and isinstance(value, numbers.Integral))):
+        return kind(value)
+    if type(value) is kind and kind not in (int, float):
+        return value
+    article = "an" if kind is int else "a"
+    raise TypeError(f"option {key!r} takes {article} {kind.__name__} (like {like!r}), not {value!r}")
 
 
 def config_from_dict(data: dict[str, Any]) -> ModelConfig:

@@ -346,8 +346,8 @@ def _flat_bar(part: Part, labels: np.ndarray) -> bool:
     digits."""
     if part.width < BAR_ASPECT * part.height:
         return False
-    mask = np.isin(labels[part.y0 : part.y1, part.x0 : part.x1], part.labels)
-    return part.height < BAR * stroke_width(np.pad(mask, 1))  # padded: its outline along the box counts
+    own = np.pad(part.own_pixels(labels), 1)  # padded: its outline along the box counts too
+    return part.height < BAR * stroke_width(own)
 
 
 def _split_line(line: list[Part], labels: np.ndarray) -> list[Part]:
@@ -421,7 +421,7 @@ def split_touching(part: Part, labels: np.ndarray, height: int | None = None) ->
     height = height or part.height
     if part.width <= NARROW * height:
         return [part]
-    mask = np.isin(labels[part.y0 : part.y1, part.x0 : part.x1], part.labels)
+    mask = part.own_pixels(labels)
     between = part.within_cut(part.y0, part.y1, part.x0, part.x1)
     if between is not None:
         mask &= between

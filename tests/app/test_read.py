@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import importlib.util
-import io
 from collections.abc import Callable
 from pathlib import Path
 
@@ -482,10 +481,8 @@ def test_a_lone_dash_or_rule_is_no_number(reader: TestClient) -> None:
         img = Image.new("L", (280, 280), 255)
         for bar in bars:
             ImageDraw.Draw(img).rectangle(bar, fill=0)
-        buf = io.BytesIO()
-        img.save(buf, "PNG")
         r = reader.post(
-            "/v1/models/vit-mnist/read", content=buf.getvalue(), headers={"Content-Type": "image/png"}
+            "/v1/models/vit-mnist/read", content=png_bytes(img), headers={"Content-Type": "image/png"}
         )
         assert r.status_code == 422 and "no digits found" in r.json()["detail"], r.text
 

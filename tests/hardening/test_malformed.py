@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import gzip
-import io
 import json
 import socket
 import time
@@ -136,9 +135,7 @@ def test_tiny_and_thin_images(client, shape):
 
 
 def float_tiff(values: np.ndarray) -> bytes:
-    buf = io.BytesIO()
-    Image.fromarray(values.astype(np.float32), mode="F").save(buf, "TIFF")
-    return buf.getvalue()
+    return png_bytes(Image.fromarray(values.astype(np.float32), mode="F"), fmt="TIFF")
 
 
 def test_float_pixels_not_finite_or_far_out_of_range(client):
