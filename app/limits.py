@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
+from http import HTTPStatus
 from typing import Any
 
 from prometheus_client import Gauge
@@ -101,15 +103,26 @@ class BodyTimeout(ServiceError):
     status_code = 408
 
 
-def slow_client_protocol(header_timeout_s: float, max_connections: int) -> type:
-    """uvicorn's HTTP protocol with a deadline for each request head (a client that opens a
-    connection, or starts a request, and never finishes its headers is disconnected) and a cap on
-    open connections and running requests per worker: past it a request gets our JSON 503 with
-    Retry-After (uvicorn's own `limit_concurrency` answers in plain text, without Retry-After)."""
+def slow_client_protocol(header_timeout_s: float, max_connections: int, max_head_bytes: int) -> type:
+    """uvicorn's HTTP protocol with guards against slow and hostile clients:
+
+    - a deadline for each request head (a client that opens a connection, or starts a request, and
+      never finishes its headers is disconnected);
+    - a size limit for each request head, checked before the parser sees the bytes: past it the URL
+      gets 414, the headers 431 (httptools grows a header value one piece at a time, so an endless one
+      had held the worker's event loop for seconds);
+    - a cap on open connections and running requests per worker: past it a request gets our JSON 503
+      with Retry-After (uvicorn's own ``limit_concurrency`` answers in plain text, without it);
+    - a request the parser refuses gets a JSON 400 naming what it found wrong (uvicorn's is plain text,
+      "Invalid HTTP request received.")."""
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     class HeadDeadlineProtocol(HttpToolsProtocol):
         _head_timer: Any = None
+        _in_head = True  # between requests or inside a head: what arrives counts against max_head_bytes
+        _head_bytes = 0
+        _heads_done = 0
+        _line_done = False  # the head's request line (method, URL, version) has ended
 
         def _arm(self) -> None:
             self._disarm()
@@ -128,8 +141,55 @@ def slow_client_protocol(header_timeout_s: float, max_connections: int) -> type:
             super().connection_made(transport)
             self._arm()
 
+        def data_received(self, data: bytes) -> None:
+            room = max_head_bytes - self._head_bytes
+            if self._in_head and len(data) > room:
+                done = self._heads_done
+                self._parse(data[:room])
+                if self.transport.is_closing():
+                    return
+                if self._in_head and self._heads_done == done:  # this head filled its room
+                    self._refuse_head()
+                    return
+                data = data[room:]
+            self._parse(data)
+
+        def _parse(self, data: bytes) -> None:
+            super().data_received(data)
+            if self._in_head:  # an upper bound when a head began inside ``data``
+                self._head_bytes += len(data)
+                self._line_done = self._line_done or b"\n" in data
+
+        def _refuse_head(self) -> None:
+            if self._line_done:
+                self.send_json(431, f"request headers larger than MAX_HEAD_BYTES ({max_head_bytes} bytes)")
+            else:
+                self.send_json(414, f"URL longer than MAX_HEAD_BYTES ({max_head_bytes} bytes)")
+
+        def send_400_response(self, msg: str) -> None:
+            """uvicorn calls this inside its ``except httptools.HttpParserError``: say what it was."""
+            exc = sys.exc_info()[1]
+            reason = str(exc.__context__ or exc) if exc is not None else ""
+            self.send_json(400, f"malformed HTTP request: {reason or msg}")
+
+        def send_json(self, status: int, message: str) -> None:
+            """Answer ``{"detail": message}`` (``error`` on /v2 paths) and close, outside any app."""
+            path = getattr(self, "scope", {}).get("path", "")
+            body = json.dumps({"error" if is_v2_path(path) else "detail": message}).encode()
+            head = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n".encode()]
+            head += [name + b": " + value + b"\r\n" for name, value in self.server_state.default_headers]
+            head.append(f"content-type: application/json\r\ncontent-length: {len(body)}\r\n".encode())
+            self.transport.write(b"".join(head) + b"connection: close\r\n\r\n" + body)
+            self.transport.close()
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self._in_head, self._line_done = True, False
+
         def on_headers_complete(self) -> None:
             self._disarm()
+            self._in_head, self._head_bytes = False, 0
+            self._heads_done += 1
             if len(self.connections) > max_connections or len(self.tasks) >= max_connections:
                 served, self.app = self.app, _over_capacity  # the cycle built next runs this app
                 try:
@@ -142,7 +202,8 @@ def slow_client_protocol(header_timeout_s: float, max_connections: int) -> type:
         def on_response_complete(self) -> None:
             super().on_response_complete()
             if not self.transport.is_closing():
-                self._arm()  # the next request on this keep-alive connection gets its own deadline
+                self._in_head = True  # what comes next on this keep-alive connection is the next head
+                self._arm()  # with its own deadline
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()

@@ -37,6 +37,10 @@ class Settings(BaseSettings):
     large_slots_per_worker: int = Field(8, ge=1, description="batch requests in flight per worker")
     cuda_graphs: bool = Field(True, description="replay CUDA graphs for predictions on a GPU")
     header_timeout_s: float = Field(10.0, gt=0, description="deadline for a request's head to arrive")
+    # nginx allows 4 x 8 KiB, Node 16 KiB: 64 KiB passes any real client's cookies and URLs
+    max_head_bytes: int = Field(
+        64 * 1024, ge=1024, description="a request's line and headers; past it 414 (URL) or 431"
+    )
     body_idle_timeout_s: float = Field(
         10.0, gt=0, description="a body upload that makes no progress for this long is cut off"
     )

@@ -1,6 +1,7 @@
 """Slow and hostile clients against the real process tree (`python -m app`, one worker): a request head
 that never completes is cut off, an upload that stalls gets 408, a slow upload that keeps making progress
-is served, and past MAX_CONNECTIONS a request gets a JSON 503 with Retry-After.
+is served, past MAX_CONNECTIONS a request gets a JSON 503 with Retry-After, a head past MAX_HEAD_BYTES
+gets 414 or 431, and a request the HTTP parser refuses gets a JSON 400 saying why.
 
 The pauses below are the clients' own pacing (a slow link), not waits for the server; every wait for the
 server is a blocking read with a generous timeout.
@@ -23,6 +24,7 @@ from testkit.server import ServiceProcess
 from .conftest import CNN
 
 READ_TIMEOUT_S = 30.0  # an upper bound on a blocking read; the behaviour, not the speed, is asserted
+HEAD_LIMIT = 4096  # MAX_HEAD_BYTES of the strict server
 
 
 @contextmanager
@@ -81,9 +83,9 @@ def get(port: int, path: str) -> tuple[int, dict[str, str], bytes]:
 
 @pytest.fixture(scope="module")
 def strict(test_store) -> Iterator[ServiceProcess]:
-    """One worker whose request heads and stalled bodies time out after 1 s."""
-    env = {"MODEL_STORE_DIR": str(test_store), "DEVICE": "cpu", "TORCH_THREADS": "1",
-           "HEADER_TIMEOUT_S": "1", "BODY_IDLE_TIMEOUT_S": "1"}  # fmt: skip
+    """One worker whose request heads and stalled bodies time out after 1 s, heads of 4 KiB at most."""
+    env = {"MODEL_STORE_DIR": str(test_store), "DEVICE": "cpu", "TORCH_THREADS": "1", "HEADER_TIMEOUT_S": "1",
+           "BODY_IDLE_TIMEOUT_S": "1", "MAX_HEAD_BYTES": str(HEAD_LIMIT)}  # fmt: skip
     with ServiceProcess(env, workers=1) as server:
         yield server
 
@@ -150,3 +152,74 @@ def test_past_max_connections_a_request_gets_a_json_503(start_server):
         time.sleep(0.05)
     else:
         raise AssertionError("the worker still refuses after the idle connections closed")
+
+
+def exchange(port: int, request: bytes, pieces: int = 1) -> tuple[int, dict[str, str], bytes]:
+    """Send ``request`` (in ``pieces``, as a slow or streaming client would) and read the answer."""
+    with connect(port) as sock:
+        step = -(-len(request) // pieces)
+        try:
+            for i in range(0, len(request), step):
+                sock.sendall(request[i : i + step])
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server answered and closed before the rest arrived: read what it said
+        return read_response(sock)
+
+
+@pytest.mark.parametrize("pieces", [1, 40])
+def test_a_request_head_past_max_head_bytes_gets_414_or_431(strict, pieces):
+    server = strict
+    long_url = f"GET /v2/health/live?q={'a' * HEAD_LIMIT} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+    status, headers, body = exchange(server.port, long_url, pieces)
+    assert (status, headers["content-type"]) == (414, "application/json")
+    assert "URL longer than MAX_HEAD_BYTES (4096 bytes)" in json.loads(body)["detail"]
+    # one endless header, or many: 431; the bytes may arrive at once or piece by piece
+    one = f"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {'b' * HEAD_LIMIT}\r\n\r\n"
+    many = "GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n" + "X-Pad: 0123456789\r\n" * 300 + "\r\n"
+    for request in (one, many):
+        status, headers, body = exchange(server.port, request.encode(), pieces)
+        assert status == 431, body
+        assert "request headers larger than MAX_HEAD_BYTES" in json.loads(body)["detail"]
+    # a head just under the limit, then its body, is served (the body does not count against it)
+    png = digit_png()
+    head = predict_head(server.port, len(png))
+    pad = f"X-Pad: {'c' * (HEAD_LIMIT - len(head) - 16)}\r\n".encode()
+    full = head[:-2] + pad + b"\r\n" + png
+    assert len(full) - len(png) < HEAD_LIMIT
+    status, _, body = exchange(server.port, full, pieces)
+    assert status == 200, body
+    assert json.loads(body)["digit"] in range(10)
+
+
+def test_keep_alive_heads_each_get_the_whole_limit(strict):
+    server = strict
+    near = f"GET /v2/health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: {'d' * (HEAD_LIMIT - 100)}\r\n\r\n"
+    with connect(server.port) as sock:
+        for _ in range(3):  # three heads of nearly the limit on one connection: each is its own
+            sock.sendall(near.encode())
+            assert read_response(sock)[0] == 200
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "reason"),
+    [
+        (b"GET /v1/mo dels HTTP/1.1\r\nHost: x\r\n\r\n", "Expected HTTP/"),
+        (b"HELLO\r\n\r\n", "Invalid method"),
+        (b"GET /v1/models HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n", "Invalid header token"),
+        (b"POST /v1/models/cnn-mnist/predict HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n",
+         "Content-Length"),
+    ],
+)  # fmt: skip
+def test_a_request_the_parser_refuses_gets_a_json_400_saying_why(strict, request_bytes, reason):
+    status, headers, body = exchange(strict.port, request_bytes)
+    assert (status, headers["content-type"]) == (400, "application/json")
+    detail = json.loads(body)["detail"]
+    assert detail.startswith("malformed HTTP request: ") and reason in detail
+
+
+def test_a_malformed_chunked_v2_body_gets_the_v2_error_key(strict):
+    request = (b"POST /v2/models/cnn-mnist/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               b"Transfer-Encoding: chunked\r\n\r\nzz\r\n")  # fmt: skip
+    status, _, body = exchange(strict.port, request)
+    assert status == 400
+    assert "chunk size" in json.loads(body)["error"]
