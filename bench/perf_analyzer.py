@@ -1,5 +1,6 @@
 """`python -m bench.perf_analyzer`: the service measured by NVIDIA's own load generator for Triton,
-perf_analyzer (shipped in the tritonclient wheel), over REST and gRPC, with a tensor and with a PNG.
+perf_analyzer (shipped in the tritonclient wheel), over REST and gRPC, with a tensor and with a PNG, and
+a tensor over gRPC's streaming extension (``--streaming``).
 It reads the model's configuration and statistics (Triton's extensions), so its report splits the
 server's time into queue, compute and the rest, as it does for Triton.
 
@@ -28,7 +29,10 @@ import numpy as np
 from testkit.images import png_bytes
 from testkit.server import ServiceProcess
 
-from .route_sweep import add_service_arguments, serve, sweep, write_run
+from .route_sweep import ROUTES, add_service_arguments, serve, sweep, write_run
+
+# and Triton's streaming gRPC (ModelStreamInfer): each of perf_analyzer's clients keeps one stream open
+PERF_ROUTES = (*ROUTES, "grpc-stream tensor")
 
 # what perf_analyzer needs on a machine without the CUDA toolkit (it links libcudart even on CPU)
 MISSING_LIBRARY_HELP = {
@@ -99,6 +103,7 @@ def measure(binary: str, server: ServiceProcess, model: str, route: str, data: P
     report = where / f"{route.replace(' ', '-')}-{concurrency}.csv"
     cmd = [
         binary, "-m", model, "-u", url, "-i", "http" if protocol == "rest" else "grpc",
+        *(["--streaming"] if protocol == "grpc-stream" else []),
         "--input-data", str(data), "--concurrency-range", str(concurrency),
         # stable when three windows' mean latencies lie within 50%: a shared 2-core machine is noisy
         "--measurement-interval", str(int(seconds * 1000)), "--stability-percentage", "50",
@@ -146,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
                 binary, served.server, args.model, route, data_file, concurrency, args.seconds, where
             )
 
-        rows = sweep(args.concurrency, run)
+        rows = sweep(args.concurrency, run, PERF_ROUTES)
     text = table(rows)
     print(text)
     write_run(

@@ -53,11 +53,13 @@ def serve(args: argparse.Namespace) -> Iterator[Served]:
         yield Served(server, digits[0], {"workers": workers, "store": store_source, "digit": digit_source})
 
 
-def sweep(concurrency: str, run: Callable[[str, int], dict[str, float]]) -> list[dict]:
+def sweep(
+    concurrency: str, run: Callable[[str, int], dict[str, float]], routes: tuple[str, ...] = ROUTES
+) -> list[dict]:
     """Every route at every level of ``concurrency`` ("1,16,64"), one after the other: the rows."""
     rows = []
     for level in (int(c) for c in concurrency.split(",")):
-        for route in ROUTES:
+        for route in routes:
             result = run(route, level)
             rows.append({"route": route, "concurrency": level, **result})
             print(f"{route:12s} @{level:<3d} {result['req_s']:8,.0f} req/s", flush=True)

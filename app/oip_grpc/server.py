@@ -20,8 +20,19 @@ from .service import InferenceService
 log = logging.getLogger("app.grpc")
 
 
-async def start(runtime: Runtime) -> grpc.aio.Server:
-    """Serve the runtime's models over gRPC on GRPC_PORT; ``stop(grace)`` lets calls in progress end."""
+class GrpcServer:
+    """The running server; ``stop(grace)`` lets calls in progress end, and open streams with them."""
+
+    def __init__(self, server: grpc.aio.Server, service: InferenceService) -> None:
+        self.server, self.service = server, service
+
+    async def stop(self, grace: float) -> None:
+        self.service.close()
+        await self.server.stop(grace)
+
+
+async def start(runtime: Runtime) -> GrpcServer:
+    """Serve the runtime's models over gRPC on GRPC_PORT."""
     s = runtime.settings
     shared = s.engine_socket is not None  # a worker of python -m app, beside the others
     server = grpc.aio.server(
@@ -34,7 +45,8 @@ async def start(runtime: Runtime) -> grpc.aio.Server:
         ],
         maximum_concurrent_rpcs=s.max_connections,  # past it: RESOURCE_EXHAUSTED, as HTTP answers 503
     )
-    server.add_generic_rpc_handlers(InferenceService(runtime).handlers())
+    service = InferenceService(runtime)
+    server.add_generic_rpc_handlers(service.handlers())
     # Server reflection: grpcurl, grpcui and Postman list and call the methods without the .proto files.
     reflection.enable_server_reflection((pb.SERVICE, pb.HEALTH, reflection.SERVICE_NAME), server, pb.POOL)
     address = f"{_bracketed(s.host)}:{s.grpc_port}"
@@ -44,7 +56,7 @@ async def start(runtime: Runtime) -> grpc.aio.Server:
         raise RuntimeError(f"gRPC cannot listen on {address} (GRPC_PORT=0 turns it off): {exc}") from None
     await server.start()
     log.info("gRPC (Open Inference Protocol v2) on %s", address)
-    return server
+    return GrpcServer(server, service)
 
 
 def _bracketed(host: str) -> str:

@@ -2,6 +2,12 @@
 parses the input tensor and names the outputs, ``app.pipeline.infer`` runs it through the engine,
 ``app.v2metadata`` describes the server and its models.
 
+``ModelStreamInfer`` (Triton's streaming extension: tritonclient's ``start_stream`` and
+``async_stream_infer``, ``perf_analyzer --streaming``) runs each request on the stream as ``ModelInfer``
+does, several at once, so that one stream's requests share the engine's batches, and answers them in
+the order they came. A request that fails is answered with its ``error_message`` (the message its HTTP
+status would carry) and the stream goes on, as Triton does.
+
 A ServiceError becomes the gRPC status its HTTP code stands for (400 -> INVALID_ARGUMENT, 404 ->
 NOT_FOUND, 503 -> UNAVAILABLE with a ``retry-after`` trailer, 504 -> DEADLINE_EXCEEDED, ...), with the
 same message. Every call is counted in ``vit_digits_requests`` (method ``GRPC``, route the gRPC method's
@@ -13,9 +19,10 @@ one, sent back in the trailing metadata.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -48,6 +55,8 @@ CODES = {
 CONTENTS = {"UINT8": "uint_contents", "FP32": "fp32_contents", "BYTES": "bytes_contents"}
 
 Method = Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]
+STREAM = "ModelStreamInfer"
+_WAKE = object()  # put in a stream's window to have its writer look at ``closing``
 
 
 class InferenceService:
@@ -57,6 +66,16 @@ class InferenceService:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.lines = AccessLine(runtime.settings.access_log)  # the access log, as HTTP writes it
+        self.closing = False  # the server is stopping: open streams end once they have answered
+        self.streams: set[asyncio.Queue] = set()  # the open streams' windows, to wake them on close
+
+    def close(self) -> None:
+        """Open streams answer what they hold, then end with UNAVAILABLE (open a new stream, elsewhere)
+        rather than holding the shutdown for its whole grace period."""
+        self.closing = True
+        for window in self.streams:
+            with contextlib.suppress(asyncio.QueueFull):  # full: its writer is busy and checks on its own
+                window.put_nowait(_WAKE)
 
     def handlers(self) -> tuple[grpc.GenericRpcHandler, ...]:
         inference = {
@@ -73,9 +92,20 @@ class InferenceService:
             "RepositoryModelUnload": self.repository_load,
         }
         health = {"Check": self.health_check}  # Watch: UNIMPLEMENTED (not registered)
-        return self._handler(pb.SERVICE, inference, pb.METHODS), self._handler(
-            pb.HEALTH, health, pb.HEALTH_METHODS
+        inference_handler = self._handler(pb.SERVICE, inference, pb.METHODS)
+        self._stream_record = self._tally(f"/{pb.SERVICE}/{STREAM}")
+        stream_request, stream_response = pb.METHODS[STREAM]
+        stream = grpc.method_handlers_generic_handler(
+            pb.SERVICE,
+            {
+                STREAM: grpc.stream_stream_rpc_method_handler(
+                    self.model_stream_infer,
+                    request_deserializer=stream_request.FromString,
+                    response_serializer=stream_response.SerializeToString,
+                )
+            },
         )
+        return inference_handler, stream, self._handler(pb.HEALTH, health, pb.HEALTH_METHODS)
 
     def _handler(
         self, service: str, methods: dict[str, Method], declared: dict[str, tuple[type, type]]
@@ -93,17 +123,32 @@ class InferenceService:
             },
         )
 
-    def _counted(self, route: str, method: Method) -> Method:
-        """The method, counted and timed in the HTTP metrics, with ServiceErrors turned into statuses."""
+    def _tally(self, route: str) -> Callable[[int, float, str, str], None]:
+        """A recorder of one call of ``route``: counted and timed in the HTTP metrics (method ``GRPC``),
+        and written to the access log."""
         metrics = self.runtime.metrics
         seconds = metrics.request_seconds.labels(route)
         counters: dict[int, Any] = {}  # by status, as MetricsMiddleware keeps them: labels() locks and hashes
 
+        def record(status: int, start: float, rid: str, peer: str) -> None:
+            counter = counters.get(status)
+            if counter is None:
+                counter = counters[status] = metrics.requests.labels(route, "GRPC", str(status))
+            counter.inc()
+            seconds.observe(time.perf_counter() - start)
+            if self.lines.wanted(status):
+                write("GRPC", route, status, 1000 * (time.perf_counter() - start), rid, peer)
+
+        return record
+
+    def _counted(self, route: str, method: Method) -> Method:
+        """The method, counted and timed in the HTTP metrics, with ServiceErrors turned into statuses."""
+        record = self._tally(route)
+
         async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
             start = time.perf_counter()
             status = 500
-            sent = dict(context.invocation_metadata() or ()).get("x-request-id")
-            rid = request_id(sent.encode() if isinstance(sent, str) else None)
+            rid = _request_id(context)
             trailing = [("x-request-id", rid)]
             try:
                 response = await method(request, context)
@@ -127,13 +172,7 @@ class InferenceService:
                     grpc.StatusCode.INTERNAL, f"{route} failed on the server", tuple(trailing)
                 )
             finally:
-                counter = counters.get(status)
-                if counter is None:
-                    counter = counters[status] = metrics.requests.labels(route, "GRPC", str(status))
-                counter.inc()
-                seconds.observe(time.perf_counter() - start)
-                if self.lines.wanted(status):
-                    write("GRPC", route, status, 1000 * (time.perf_counter() - start), rid, context.peer())
+                record(status, start, rid, context.peer())
 
         return call
 
@@ -208,6 +247,73 @@ class InferenceService:
             response.outputs.add(name=name, datatype=OUTPUTS[name], shape=arr.shape)
             response.raw_output_contents.append(arr.tobytes())
         return response
+
+    async def model_stream_infer(
+        self, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[Any]:
+        """Each request on the stream run as ModelInfer runs it, up to SLOTS_PER_WORKER at once, and
+        answered in order; each counted and logged as a call of its own (the stream's request ID)."""
+        record = self._stream_record
+        rid, peer = _request_id(context), context.peer()
+        trailing = (("x-request-id", rid),)
+        context.set_trailing_metadata(trailing)
+        window: asyncio.Queue[Any] = asyncio.Queue(self.runtime.settings.slots_per_worker)
+
+        async def take_in() -> None:
+            try:
+                async for request in requests:
+                    await window.put(asyncio.ensure_future(self._stream_answer(request, record, rid, peer)))
+            finally:
+                await window.put(None)
+
+        reader = asyncio.ensure_future(take_in())
+        self.streams.add(window)
+        try:
+            while (answer := await window.get()) is not None:
+                if answer is not _WAKE:
+                    yield await answer
+                if self.closing and window.empty():
+                    await context.abort(
+                        grpc.StatusCode.UNAVAILABLE, "the service is shutting down: open a new stream",
+                        trailing_metadata=(*trailing, ("retry-after", "1")),
+                    )  # fmt: skip
+            await reader  # a broken request stream ends the call with its error
+        finally:  # the client left (or the call failed): what is still in flight is dropped
+            self.streams.discard(window)
+            reader.cancel()
+            while not window.empty():
+                waiting = window.get_nowait()
+                if isinstance(waiting, asyncio.Future):
+                    waiting.cancel()
+
+    async def _stream_answer(self, request: Any, record: Callable[[int, float, str, str], None], rid: str,
+                             peer: str) -> Any:  # fmt: skip
+        start = time.perf_counter()
+        status = 500
+        try:
+            response = await self.model_infer(request, None)  # type: ignore[arg-type]  # needs no context
+            status = 200
+            enabled = request.parameters.get("triton_enable_empty_final_response")
+            if enabled is not None and enabled.bool_param:  # Triton marks the last answer of a request
+                response.parameters["triton_final_response"].bool_param = True
+            return pb.ModelStreamInferResponse(infer_response=response)
+        except ServiceError as exc:
+            status = exc.status_code
+            return pb.ModelStreamInferResponse(error_message=exc.message)
+        except asyncio.CancelledError:
+            status = 499
+            raise
+        except Exception:
+            log.exception("gRPC %s failed", STREAM)
+            return pb.ModelStreamInferResponse(error_message=f"{STREAM} failed on the server")
+        finally:
+            record(status, start, rid, peer)
+
+
+def _request_id(context: grpc.aio.ServicerContext) -> str:
+    """The client's ``x-request-id`` metadata, or a new ID."""
+    sent = dict(context.invocation_metadata() or ()).get("x-request-id")
+    return request_id(sent.encode() if isinstance(sent, str) else None)
 
 
 def _input(request: Any) -> Tensor:

@@ -1,6 +1,6 @@
 """The Open Inference Protocol over gRPC on a real ``python -m app``: the official tritonclient.grpc,
 the protocol's typed contents through a plain channel, errors as gRPC statuses, metrics, drain on
-SIGTERM, and a port someone else holds."""
+SIGTERM, a port someone else holds, and the streaming extension (ModelStreamInfer)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import signal
 import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
+from queue import Queue
 
 import grpc
 import httpx
@@ -338,3 +339,109 @@ def test_a_grpc_port_someone_holds_stops_the_start_with_a_reason(test_store):
     with off:  # GRPC_PORT=0: HTTP alone
         assert httpx.get(f"{off.url}/v2/health/ready").status_code == 200
         assert "gRPC" not in off.log()
+
+
+STREAM = f"/{pb.SERVICE}/ModelStreamInfer"
+
+
+def test_a_stream_answers_each_request_in_order_and_goes_on_after_an_error(start_server, digits):
+    """tritonclient's start_stream / async_stream_infer: every request answered on the stream, in the
+    order sent, as ModelInfer answers it; one that fails gets its error and the stream goes on."""
+    server = start_server(workers=2)
+    images, _ = digits
+    want = {name: rest_v2(server, name, images) for name in (VIT, CNN)}
+    answers: Queue = Queue()
+    client = tritonclient_grpc.InferenceServerClient(server.grpc_target)
+    client.start_stream(callback=lambda result, error: answers.put((result, error)))
+    try:
+        sent = []
+        for i in range(len(images)):
+            model = (VIT, CNN)[i % 2]
+            inp = tritonclient_grpc.InferInput("image", [1, 28, 28], "UINT8")
+            inp.set_data_from_numpy(images[i : i + 1])
+            client.async_stream_infer(model, [inp], request_id=f"r{i}", enable_empty_final_response=i == 3)
+            sent.append((f"r{i}", model, i))
+            if i == 4:  # a bad shape and an unknown model, among the good ones
+                bad = tritonclient_grpc.InferInput("image", [1, 28, 27], "UINT8")
+                bad.set_data_from_numpy(np.zeros((1, 28, 27), np.uint8))
+                client.async_stream_infer(VIT, [bad], request_id="bad-shape")
+                client.async_stream_infer("nope", [inp], request_id="no-model")
+                sent += [
+                    ("bad-shape", None, "must have shape [N,28,28]"),
+                    ("no-model", None, "unknown model"),
+                ]
+        for request_id, model, expected in sent:
+            result, error = answers.get(timeout=60)  # the timeout only catches a hang
+            if model is None:
+                assert result is None and expected in error.message(), error
+                continue
+            assert error is None, error
+            response = result.get_response()
+            assert (response.id, response.model_name) == (request_id, model)
+            assert result.as_numpy("digit").tolist() == [want[model]["digit"][expected]]
+            assert np.allclose(result.as_numpy("probabilities")[0], want[model]["probabilities"][expected],
+                               atol=1e-6)  # fmt: skip
+            final = response.parameters.get("triton_final_response")
+            assert (final is not None and final.bool_param) == (request_id == "r3")
+    finally:
+        client.stop_stream()
+        client.close()
+    samples = server.metrics()
+    assert total(samples, "vit_digits_requests_total", route=STREAM, status="200") == len(images)
+    assert total(samples, "vit_digits_requests_total", route=STREAM, status="400") == 1
+    assert total(samples, "vit_digits_requests_total", route=STREAM, status="404") == 1
+
+
+def test_a_stream_the_client_cancels_drops_its_queued_requests(start_server, digits):
+    # 40 requests of 64 images on one stream, each computed as a batch of its own (~1 s in all on 2 cores):
+    # a queue the client will not wait for
+    server = start_server(workers=1, MAX_BATCH_SIZE="64", MAX_QUEUE_SIZE="4096", LARGE_SLOTS_PER_WORKER="64")
+    images, _ = digits
+    batch = np.resize(images, (64, 28, 28))
+    answers: Queue = Queue()
+    client = tritonclient_grpc.InferenceServerClient(server.grpc_target)
+    client.start_stream(callback=lambda result, error: answers.put((result, error)))
+    sent = 40 * len(batch)
+    for _ in range(40):
+        inp = tritonclient_grpc.InferInput("image", list(batch.shape), "UINT8")
+        inp.set_data_from_numpy(batch)
+        client.async_stream_infer(VIT, [inp])
+    queued = queued_in_the_batcher(server, VIT, sent)
+    assert queued > sent / 2, "the model computed the stream before the client left: test is not meaningful"
+    client.stop_stream(cancel_requests=True)
+    client.close()
+    assert wait_for(lambda: total(server.metrics(), "vit_digits_pending_requests", model=VIT) == 0, 60)
+    computed = total(server.metrics(), "vit_digits_inference_count", model=VIT)
+    print(f"stream cancelled: {sent} images sent, {queued:.0f} queued then, {computed:.0f} computed")
+    assert computed < sent - queued / 2, f"{computed:.0f} images computed for a stream that left"
+    assert httpx.get(f"{server.url}/v2/health/ready").status_code == 200
+
+
+def test_sigterm_answers_a_stream_then_ends_it_with_unavailable(start_server, digits):
+    """What a stream holds is answered; then the stream ends with UNAVAILABLE (open a new one, elsewhere),
+    instead of keeping the process alive for its whole grace period."""
+    server = start_server(workers=1, MAX_BATCH_SIZE="1", MAX_QUEUE_SIZE="8192", SHUTDOWN_GRACE_S="600")
+    images, _ = digits
+    batch = np.resize(images, (64, 28, 28))
+    answers: Queue = Queue()
+    client = tritonclient_grpc.InferenceServerClient(server.grpc_target)
+    client.start_stream(callback=lambda result, error: answers.put((result, error)))
+    try:
+        n = 8  # LARGE_SLOTS_PER_WORKER
+        for _ in range(n):
+            inp = tritonclient_grpc.InferInput("image", list(batch.shape), "UINT8")
+            inp.set_data_from_numpy(batch)
+            client.async_stream_infer(VIT, [inp])
+        assert queued_in_the_batcher(server, VIT, n * len(batch)) > 100, "drained before the signal"
+        server.proc.send_signal(signal.SIGTERM)
+        for _ in range(n):  # each answered (the timeout only catches a hang)
+            result, error = answers.get(timeout=60)
+            assert error is None, error
+            assert len(result.as_numpy("digit")) == len(batch)
+        result, error = answers.get(timeout=60)  # then the stream's end
+        assert result is None and "shutting down" in error.message(), error
+        assert error.status() == "StatusCode.UNAVAILABLE"
+        assert server.proc.wait(timeout=120) == 0, server.log()  # not held for SHUTDOWN_GRACE_S (600 s)
+    finally:
+        client.stop_stream()
+        client.close()

@@ -15,7 +15,6 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 
 def test_perf_analyzer_measures_every_route(shipped_store: Path, tmp_path: Path) -> None:
     from bench import perf_analyzer
-    from bench.route_sweep import ROUTES
 
     try:
         perf_analyzer.find_binary(None)
@@ -25,9 +24,11 @@ def test_perf_analyzer_measures_every_route(shipped_store: Path, tmp_path: Path)
             "--concurrency", "2", "--out", str(tmp_path)]  # fmt: skip
     assert perf_analyzer.main(argv) == 0
     rows = json.loads((tmp_path / "perf_analyzer.json").read_text())["rows"]
-    assert [r["route"] for r in rows] == list(ROUTES)
+    assert [r["route"] for r in rows] == list(perf_analyzer.PERF_ROUTES)
+    assert rows[-1]["route"] == "grpc-stream tensor"
     assert all(r["req_s"] > 0 and r["server_compute_ms"] > 0 for r in rows), rows
     assert "| grpc png | 2 |" in (tmp_path / "perf_analyzer.md").read_text()
+    assert "| grpc-stream tensor | 2 |" in (tmp_path / "perf_analyzer.md").read_text()
 
 
 def test_the_example_input_files_are_seven_png_as_the_bench_writes_them() -> None:
