@@ -410,6 +410,14 @@ def _check_options(args: argparse.Namespace, name: str) -> dict[str, Any]:
         raise SystemExit(
             f"{dest} already holds a checkpoint: pass --name NEW to keep it, or --replace to replace it"
         )
+    state = (args.run_dir or settings.runs_dir / name) / "last.pt"
+    from_scratch = args.resume and not state.exists() and not (args.replace or refining)
+    if from_scratch and (dest / "card.json").exists():
+        # --resume without a state starts from scratch: into an existing entry, that is a replacement
+        raise SystemExit(
+            f"--resume: no {state} to continue from, and {dest} already holds a checkpoint: pass the "
+            "--run-dir of the run that wrote it, or --replace to train it again from scratch"
+        )
     overrides = parse_overrides(args.overrides)
     try:
         get_config(args.model, **overrides)

@@ -201,6 +201,7 @@ def test_a_checkpoint_in_the_store_is_replaced_only_when_asked(
         (["--name", ".."], "--name '..'"),
         (["--name", "a/b"], "--name 'a/b'"),
         (["--name", "other", "--set", "dim=abc"], "--set: option 'dim' takes an int"),
+        (["--resume"], "--resume: no "),  # no state in the run folder: it would start from scratch
     ):
         with pytest.raises(SystemExit, match=re.escape(says)):
             train_cli([*tiny_args, *extra], store, tmp_path / "run")
