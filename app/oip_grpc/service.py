@@ -57,6 +57,7 @@ CONTENTS = {"UINT8": "uint_contents", "FP32": "fp32_contents", "BYTES": "bytes_c
 Method = Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]
 STREAM = "ModelStreamInfer"
 _WAKE = object()  # put in a stream's window to have its writer look at ``closing``
+WATCH_POLL_S = 0.25  # how often a health Watch looks at readiness
 
 
 class InferenceService:
@@ -70,8 +71,9 @@ class InferenceService:
         self.streams: set[asyncio.Queue] = set()  # the open streams' windows, to wake them on close
 
     def close(self) -> None:
-        """Open streams answer what they hold, then end with UNAVAILABLE (open a new stream, elsewhere)
-        rather than holding the shutdown for its whole grace period."""
+        """Open inference streams answer what they hold, then end with UNAVAILABLE (open a new stream,
+        elsewhere), and health watches end with NOT_SERVING, rather than holding the shutdown for its
+        whole grace period."""
         self.closing = True
         for window in self.streams:
             with contextlib.suppress(asyncio.QueueFull):  # full: its writer is busy and checks on its own
@@ -91,37 +93,41 @@ class InferenceService:
             "RepositoryModelLoad": self.repository_load,
             "RepositoryModelUnload": self.repository_load,
         }
-        health = {"Check": self.health_check}  # Watch: UNIMPLEMENTED (not registered)
-        inference_handler = self._handler(pb.SERVICE, inference, pb.METHODS)
+        health = {"Check": self.health_check}
         self._stream_record = self._tally(f"/{pb.SERVICE}/{STREAM}")
-        stream_request, stream_response = pb.METHODS[STREAM]
-        stream = grpc.method_handlers_generic_handler(
-            pb.SERVICE,
-            {
-                STREAM: grpc.stream_stream_rpc_method_handler(
-                    self.model_stream_infer,
-                    request_deserializer=stream_request.FromString,
-                    response_serializer=stream_response.SerializeToString,
-                )
-            },
-        )
-        return inference_handler, stream, self._handler(pb.HEALTH, health, pb.HEALTH_METHODS)
+        self._watch_record = self._tally(f"/{pb.HEALTH}/Watch")
+        return (
+            self._handler(pb.SERVICE, inference, pb.METHODS,
+                          {STREAM: (grpc.stream_stream_rpc_method_handler, self.model_stream_infer)}),
+            self._handler(pb.HEALTH, health, pb.HEALTH_METHODS,
+                          {"Watch": (grpc.unary_stream_rpc_method_handler, self.health_watch)}),
+        )  # fmt: skip
 
     def _handler(
-        self, service: str, methods: dict[str, Method], declared: dict[str, tuple[type, type]]
+        self, service: str, methods: dict[str, Method], declared: dict[str, tuple[type, type]],
+        streaming: dict[str, tuple[Callable[..., grpc.RpcMethodHandler], Callable]],
     ) -> grpc.GenericRpcHandler:  # fmt: skip
-        assert methods.keys() <= declared.keys(), f"{service}: methods the .proto does not declare"
-        return grpc.method_handlers_generic_handler(
-            service,
-            {
-                name: grpc.unary_unary_rpc_method_handler(
-                    self._counted(f"/{service}/{name}", method),
-                    request_deserializer=declared[name][0].FromString,
-                    response_serializer=declared[name][1].SerializeToString,
-                )
-                for name, method in methods.items()
-            },
-        )
+        """The service's unary ``methods`` (counted by ``_counted``) and ``streaming`` ones (each with its
+        grpc handler factory; they count their own calls)."""
+        assert methods.keys() | streaming.keys() <= declared.keys(), f"{service}: not in the .proto"
+
+        def codec(name: str) -> dict[str, Callable]:
+            request, response = declared[name]
+            return {
+                "request_deserializer": request.FromString,
+                "response_serializer": response.SerializeToString,
+            }
+
+        handlers = {
+            name: grpc.unary_unary_rpc_method_handler(
+                self._counted(f"/{service}/{name}", method), **codec(name)
+            )
+            for name, method in methods.items()
+        }
+        handlers |= {
+            name: factory(behaviour, **codec(name)) for name, (factory, behaviour) in streaming.items()
+        }
+        return grpc.method_handlers_generic_handler(service, handlers)
 
     def _tally(self, route: str) -> Callable[[int, float, str, str], None]:
         """A recorder of one call of ``route``: counted and timed in the HTTP metrics (method ``GRPC``),
@@ -220,6 +226,30 @@ class InferenceService:
             raise ServiceError(f"unknown service '{request.service}': '' or '{pb.SERVICE}'", status_code=404)
         status = pb.HealthCheckResponse.SERVING if self.runtime.ready else pb.HealthCheckResponse.NOT_SERVING
         return pb.HealthCheckResponse(status=status)
+
+    async def health_watch(self, request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        """Check's answer now, then again whenever it changes (looked at every WATCH_POLL_S), as gRPC's
+        client-side health checking wants it. Another service: SERVICE_UNKNOWN, the call kept open, as
+        the protocol asks. When the server stops: NOT_SERVING, and the call ends."""
+        start, rid, status, last = time.perf_counter(), _request_id(context), 499, None
+        known = request.service in ("", pb.SERVICE)
+        try:
+            while True:
+                if not known:
+                    now = pb.HealthCheckResponse.SERVICE_UNKNOWN
+                elif self.runtime.ready and not self.closing:
+                    now = pb.HealthCheckResponse.SERVING
+                else:
+                    now = pb.HealthCheckResponse.NOT_SERVING
+                if now != last:
+                    yield pb.HealthCheckResponse(status=now)
+                    last = now
+                if self.closing:
+                    status = 200
+                    return
+                await asyncio.sleep(WATCH_POLL_S)
+        finally:
+            self._watch_record(status, start, rid, context.peer())
 
     def _model(self, name: str, version: str, for_inference: bool = False) -> ServedModel:
         if version not in ("", "1"):

@@ -119,8 +119,9 @@ def test_tritonclient_grpc_answers_as_rest_does(start_server, digits):
 
 
 def test_grpc_health_checks_answer_as_readiness(start_server):
-    """gRPC's standard health protocol (Kubernetes grpc probes, grpc-health-probe): SERVING when ready."""
-    server = start_server(workers=1)
+    """gRPC's standard health protocol (Kubernetes grpc probes, grpc-health-probe, client-side health
+    checking): SERVING when ready."""
+    server = start_server(workers=1, SHUTDOWN_GRACE_S="600")  # the Watch calls must not hold it
     with grpc.insecure_channel(server.grpc_target) as channel:
         check = unary(channel, pb.HEALTH, "Check")
         for service in ("", pb.SERVICE):
@@ -134,11 +135,20 @@ def test_grpc_health_checks_answer_as_readiness(start_server):
             caught.value.code() == grpc.StatusCode.NOT_FOUND and "unknown service" in caught.value.details()
         )
         watch = channel.unary_stream(
-            f"/{pb.HEALTH}/Watch", request_serializer=pb.HealthCheckRequest.SerializeToString
+            f"/{pb.HEALTH}/Watch",
+            request_serializer=pb.HealthCheckRequest.SerializeToString,
+            response_deserializer=pb.HealthCheckResponse.FromString,
         )
-        with pytest.raises(grpc.RpcError) as caught:
-            list(watch(pb.HealthCheckRequest(), timeout=10))
-        assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
+        # Watch (gRPC's client-side health checking): the status now, then each change. Another service is
+        # SERVICE_UNKNOWN with the call kept open; SIGTERM turns the server NOT_SERVING and ends the calls.
+        watching = watch(pb.HealthCheckRequest(), timeout=60)
+        unknown = watch(pb.HealthCheckRequest(service="nope"), timeout=60)
+        assert next(watching).status == pb.HealthCheckResponse.SERVING
+        assert next(unknown).status == pb.HealthCheckResponse.SERVICE_UNKNOWN
+        server.proc.send_signal(signal.SIGTERM)
+        assert [r.status for r in watching] == [pb.HealthCheckResponse.NOT_SERVING]  # then the call ends
+        assert list(unknown) == []
+    assert server.proc.wait(timeout=60) == 0, server.log()
 
 
 def test_grpc_reflection_lets_a_client_call_without_the_proto_files(start_server, digits):
