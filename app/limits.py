@@ -142,10 +142,11 @@ def slow_client_protocol(header_timeout_s: float, max_connections: int, max_head
             self._arm()
 
         def data_received(self, data: bytes) -> None:
-            room = max_head_bytes - self._head_bytes
+            room = max(max_head_bytes - self._head_bytes, 0)
             if self._in_head and len(data) > room:
                 done = self._heads_done
-                self._parse(data[:room])
+                if room:
+                    self._parse(data[:room])
                 if self.transport.is_closing():
                     return
                 if self._in_head and self._heads_done == done:  # this head filled its room
@@ -155,8 +156,12 @@ def slow_client_protocol(header_timeout_s: float, max_connections: int, max_head
             self._parse(data)
 
         def _parse(self, data: bytes) -> None:
+            # A head awaited or in progress when ``data`` came: all of it counts (an upper bound when an
+            # earlier request ended inside it). A head that begins after a body inside ``data``
+            # (pipelining) is counted from the next piece on: at most one read's worth more.
+            counted = self._in_head
             super().data_received(data)
-            if self._in_head:  # an upper bound when a head began inside ``data``
+            if self._in_head and counted:
                 self._head_bytes += len(data)
                 self._line_done = self._line_done or b"\n" in data
 

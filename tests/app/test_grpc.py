@@ -354,15 +354,29 @@ def test_a_grpc_port_someone_holds_stops_the_start_with_a_reason(test_store):
 STREAM = f"/{pb.SERVICE}/ModelStreamInfer"
 
 
+def streaming_client(server: ServiceProcess):  # type: ignore[no-untyped-def]
+    """A tritonclient stream to the server, and the queue its answers land in as (result, error)."""
+    answers: Queue = Queue()
+    client = tritonclient_grpc.InferenceServerClient(server.grpc_target)
+    client.start_stream(callback=lambda result, error: answers.put((result, error)))
+    return client, answers
+
+
+def stream_batches(client, model: str, batch: np.ndarray, n: int) -> None:  # type: ignore[no-untyped-def]
+    """``n`` requests of ``batch`` each on the client's stream."""
+    for _ in range(n):
+        inp = tritonclient_grpc.InferInput("image", list(batch.shape), "UINT8")
+        inp.set_data_from_numpy(batch)
+        client.async_stream_infer(model, [inp])
+
+
 def test_a_stream_answers_each_request_in_order_and_goes_on_after_an_error(start_server, digits):
     """tritonclient's start_stream / async_stream_infer: every request answered on the stream, in the
     order sent, as ModelInfer answers it; one that fails gets its error and the stream goes on."""
     server = start_server(workers=2)
     images, _ = digits
     want = {name: rest_v2(server, name, images) for name in (VIT, CNN)}
-    answers: Queue = Queue()
-    client = tritonclient_grpc.InferenceServerClient(server.grpc_target)
-    client.start_stream(callback=lambda result, error: answers.put((result, error)))
+    client, answers = streaming_client(server)
     try:
         sent = []
         for i in range(len(images)):
@@ -408,14 +422,9 @@ def test_a_stream_the_client_cancels_drops_its_queued_requests(start_server, dig
     server = start_server(workers=1, MAX_BATCH_SIZE="64", MAX_QUEUE_SIZE="4096", LARGE_SLOTS_PER_WORKER="64")
     images, _ = digits
     batch = np.resize(images, (64, 28, 28))
-    answers: Queue = Queue()
-    client = tritonclient_grpc.InferenceServerClient(server.grpc_target)
-    client.start_stream(callback=lambda result, error: answers.put((result, error)))
+    client, answers = streaming_client(server)
     sent = 40 * len(batch)
-    for _ in range(40):
-        inp = tritonclient_grpc.InferInput("image", list(batch.shape), "UINT8")
-        inp.set_data_from_numpy(batch)
-        client.async_stream_infer(VIT, [inp])
+    stream_batches(client, VIT, batch, 40)
     queued = queued_in_the_batcher(server, VIT, sent)
     assert queued > sent / 2, "the model computed the stream before the client left: test is not meaningful"
     client.stop_stream(cancel_requests=True)
@@ -433,15 +442,10 @@ def test_sigterm_answers_a_stream_then_ends_it_with_unavailable(start_server, di
     server = start_server(workers=1, MAX_BATCH_SIZE="1", MAX_QUEUE_SIZE="8192", SHUTDOWN_GRACE_S="600")
     images, _ = digits
     batch = np.resize(images, (64, 28, 28))
-    answers: Queue = Queue()
-    client = tritonclient_grpc.InferenceServerClient(server.grpc_target)
-    client.start_stream(callback=lambda result, error: answers.put((result, error)))
+    client, answers = streaming_client(server)
     try:
         n = 8  # LARGE_SLOTS_PER_WORKER
-        for _ in range(n):
-            inp = tritonclient_grpc.InferInput("image", list(batch.shape), "UINT8")
-            inp.set_data_from_numpy(batch)
-            client.async_stream_infer(VIT, [inp])
+        stream_batches(client, VIT, batch, n)
         assert queued_in_the_batcher(server, VIT, n * len(batch)) > 100, "drained before the signal"
         server.proc.send_signal(signal.SIGTERM)
         for _ in range(n):  # each answered (the timeout only catches a hang)

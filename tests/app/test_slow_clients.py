@@ -16,9 +16,11 @@ import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 
+import numpy as np
 import pytest
 from PIL import Image
 
+from testkit.images import png_bytes
 from testkit.server import ServiceProcess
 
 from .conftest import CNN
@@ -223,3 +225,22 @@ def test_a_malformed_chunked_v2_body_gets_the_v2_error_key(strict):
     status, _, body = exchange(strict.port, request)
     assert status == 400
     assert "chunk size" in json.loads(body)["error"]
+
+
+def test_a_head_pipelined_after_a_large_body_is_not_charged_for_the_body(strict):
+    """Two requests on one connection, pipelined: an upload of ~200 kB and, in the same send, the start of
+    a small GET, whose head then ends a moment later. The GET's head starts inside the body's last read;
+    it must be answered, not refused as a head past MAX_HEAD_BYTES (4 KiB here)."""
+    server = strict
+    noise = np.random.default_rng(0).integers(0, 256, (450, 450), dtype=np.uint8)
+    picture = png_bytes(noise)
+    assert len(picture) > 40 * HEAD_LIMIT
+    get = b"GET /v2/health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    with connect(server.port) as sock:
+        sock.sendall(predict_head(server.port, len(picture)) + picture + get[:20])
+        time.sleep(0.3)  # the client's own pacing: the rest of the GET's head comes in a later read
+        sock.sendall(get[20:])
+        first, _, _ = read_response(sock)
+        second, _, body = read_response(sock)
+    assert first in (200, 422)  # whatever it reads in noise: it was read, not refused
+    assert second == 200, body
