@@ -147,8 +147,8 @@ def slow_client_protocol(header_timeout_s: float, max_connections: int, max_head
                 done = self._heads_done
                 if room:
                     self._parse(data[:room])
-                if self.transport.is_closing():
-                    return
+                if self.transport.is_closing() or self.transport.get_protocol() is not self:
+                    return  # answered, or handed to the websocket protocol
                 if self._in_head and self._heads_done == done:  # this head filled its room
                     self._refuse_head()
                     return
@@ -156,12 +156,12 @@ def slow_client_protocol(header_timeout_s: float, max_connections: int, max_head
             self._parse(data)
 
         def _parse(self, data: bytes) -> None:
-            # A head awaited or in progress when ``data`` came: all of it counts (an upper bound when an
-            # earlier request ended inside it). A head that begins after a body inside ``data``
-            # (pipelining) is counted from the next piece on: at most one read's worth more.
-            counted = self._in_head
+            # A head awaited or in progress when ``data`` came, and still in progress after it: all of
+            # ``data`` counts. A head that begins inside ``data`` after another request's head or body
+            # (pipelining, keep-alive) is counted from the next read on: at most one read's worth more.
+            counted, heads = self._in_head, self._heads_done
             super().data_received(data)
-            if self._in_head and counted:
+            if self._in_head and counted and self._heads_done == heads:
                 self._head_bytes += len(data)
                 self._line_done = self._line_done or b"\n" in data
 
@@ -179,7 +179,10 @@ def slow_client_protocol(header_timeout_s: float, max_connections: int, max_head
 
         def send_json(self, status: int, message: str) -> None:
             """Answer ``{"detail": message}`` (``error`` on /v2 paths) and close, outside any app."""
-            path = getattr(self, "scope", {}).get("path", "")
+            if self._in_head:  # the path as far as it came (uvicorn sets the scope's once the head is in)
+                path = self.url.split(b"?", 1)[0].decode("latin-1")
+            else:
+                path = getattr(self, "scope", {}).get("path", "")
             body = json.dumps({"error" if is_v2_path(path) else "detail": message}).encode()
             head = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n".encode()]
             head += [name + b": " + value + b"\r\n" for name, value in self.server_state.default_headers]
@@ -204,11 +207,19 @@ def slow_client_protocol(header_timeout_s: float, max_connections: int, max_head
             else:
                 super().on_headers_complete()
 
+        def on_message_complete(self) -> None:
+            super().on_message_complete()
+            self._in_head, self._head_bytes = True, 0  # what comes next on this connection is the next head
+            cycle = getattr(self, "cycle", None)
+            if cycle is not None and cycle.response_complete and not self.transport.is_closing():
+                self._arm()  # answered before its body was in (an early 404): the next head's deadline
+
         def on_response_complete(self) -> None:
             super().on_response_complete()
             if not self.transport.is_closing():
-                self._in_head = True  # what comes next on this keep-alive connection is the next head
-                self._arm()  # with its own deadline
+                # The next head on this keep-alive connection gets its own deadline. The rest of an
+                # unread body may still come first: it is no head (``_in_head`` waits for its end).
+                self._arm()
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()

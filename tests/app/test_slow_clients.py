@@ -174,7 +174,7 @@ def test_a_request_head_past_max_head_bytes_gets_414_or_431(strict, pieces):
     long_url = f"GET /v2/health/live?q={'a' * HEAD_LIMIT} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
     status, headers, body = exchange(server.port, long_url, pieces)
     assert (status, headers["content-type"]) == (414, "application/json")
-    assert "URL longer than MAX_HEAD_BYTES (4096 bytes)" in json.loads(body)["detail"]
+    assert "URL longer than MAX_HEAD_BYTES (4096 bytes)" in json.loads(body)["error"]  # a /v2 path
     # one endless header, or many: 431; the bytes may arrive at once or piece by piece
     one = f"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {'b' * HEAD_LIMIT}\r\n\r\n"
     many = "GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n" + "X-Pad: 0123456789\r\n" * 300 + "\r\n"
@@ -244,3 +244,28 @@ def test_a_head_pipelined_after_a_large_body_is_not_charged_for_the_body(strict)
         second, _, body = read_response(sock)
     assert first in (200, 422)  # whatever it reads in noise: it was read, not refused
     assert second == 200, body
+
+
+def test_a_body_left_unread_after_an_early_answer_is_no_head(strict):
+    """A route that answers before reading the body (an unknown model: 404): the rest of the body still
+    comes, and then the next request on the same connection. Neither may be taken for an oversized head
+    (a stray 431 / 414 would be read as the next request's answer)."""
+    server = strict
+    body = b"\x89PNG" + bytes(50 * HEAD_LIMIT)
+    head = (f"POST /v1/models/nope/predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/png\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()  # fmt: skip
+    with connect(server.port) as sock:
+        sock.sendall(head + body)
+        assert read_response(sock)[0] == 404
+        sock.sendall(b"GET /v2/health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        status, _, payload = read_response(sock)
+    assert status == 200, payload
+
+
+def test_a_refused_head_on_a_v2_path_gets_the_v2_error_key(strict):
+    long_url = f"GET /v2/health/live?q={'a' * HEAD_LIMIT} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+    status, _, body = exchange(strict.port, long_url)
+    assert status == 414 and "URL longer" in json.loads(body)["error"]
+    bad_header = b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n"
+    status, _, body = exchange(strict.port, bad_header)
+    assert status == 400 and "Invalid header token" in json.loads(body)["error"]
