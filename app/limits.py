@@ -16,34 +16,58 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .errors import PayloadTooLarge, ServiceError, Unavailable, is_v2_path
 
 
+class BodyBudget:
+    """The request bytes one worker holds at once (MAX_BODY_BYTES_IN_FLIGHT): HTTP bodies and gRPC
+    messages together, until they are answered; ``held`` is shown as vit_digits_request_body_bytes."""
+
+    def __init__(self, limit: int, gauge: Gauge) -> None:
+        self.limit = limit
+        self.held = 0
+        self.gauge = gauge
+        self._freed: asyncio.Event | None = None  # set (and dropped) when bytes are given back
+
+    def fits(self, n: int) -> bool:
+        return self.held + n <= self.limit
+
+    def charge(self, n: int) -> None:
+        """Hold ``n`` more bytes (give them back with a negative ``n``)."""
+        if n:
+            self.held += n
+            self.gauge.set(self.held)
+            if n < 0 and self._freed is not None:
+                self._freed.set()
+                self._freed = None
+
+    async def room_for(self, n: int) -> None:
+        """Wait until ``n`` bytes fit (or nothing else is held: one message may be the whole budget)."""
+        while self.held and not self.fits(n):
+            if self._freed is None:
+                self._freed = asyncio.Event()
+            await self._freed.wait()
+
+    def busy(self) -> str:
+        return (
+            f"this worker holds {self.held} bytes of requests (MAX_BODY_BYTES_IN_FLIGHT {self.limit}); "
+            "retry shortly"
+        )
+
+
 class BodyLimitMiddleware:
     """A declared Content-Length over the limit is refused before reading; a chunked body is cut
     off as soon as it crosses the limit (the reading route gets PayloadTooLarge -> 413).
 
-    The bodies of all requests in this worker share one budget (``max_bytes_in_flight``), so that a
-    per-request limit large enough for a phone photo does not let a crowd of them exhaust memory: a
-    request is charged its declared length before anything is read (or its bytes as they arrive, when
-    chunked) until it has been answered; one that does not fit gets 503 + Retry-After."""
+    The bodies of all requests in this worker share one budget (``BodyBudget``, with its gRPC
+    messages), so that a per-request limit large enough for a phone photo does not let a crowd of them
+    exhaust memory: a request is charged its declared length before anything is read (or its bytes as
+    they arrive, when chunked) until it has been answered; one that does not fit gets 503 + Retry-After."""
 
     def __init__(
-        self,
-        app: ASGIApp,
-        max_bytes: int,
-        max_bytes_in_flight: int,
-        held_gauge: Gauge,
-        idle_timeout_s: float = 10.0,
+        self, app: ASGIApp, max_bytes: int, budget: BodyBudget, idle_timeout_s: float = 10.0
     ) -> None:
         self.app = app
         self.max_bytes = max_bytes
-        self.max_bytes_in_flight = max_bytes_in_flight
-        self.held = 0  # body bytes charged to requests not yet answered
-        self.held_gauge = held_gauge  # the same, for /metrics (summed over the workers)
+        self.budget = budget
         self.idle_timeout_s = idle_timeout_s
-
-    def _charge(self, n: int) -> None:
-        if n:
-            self.held += n
-            self.held_gauge.set(self.held)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -55,11 +79,12 @@ class BodyLimitMiddleware:
                 scope, send, f"request body of {declared} bytes exceeds the limit of {self.max_bytes}"
             )
             return
-        if declared and self.held + declared > self.max_bytes_in_flight:
-            await _reject(scope, send, self._busy(), 503, ((b"retry-after", b"1"),))
+        budget = self.budget
+        if declared and not budget.fits(declared):
+            await _reject(scope, send, budget.busy(), 503, ((b"retry-after", b"1"),))
             return
         charged = declared or 0
-        self._charge(charged)
+        budget.charge(charged)
         received = 0
         limit = self.max_bytes
 
@@ -81,22 +106,16 @@ class BodyLimitMiddleware:
                 if received > limit:
                     raise PayloadTooLarge(f"request body exceeds the limit of {limit} bytes")
                 if received > charged:  # chunked: charged as it arrives
-                    self._charge(received - charged)
+                    budget.charge(received - charged)
                     charged = received
-                    if self.held > self.max_bytes_in_flight:
-                        raise Unavailable(self._busy())
+                    if budget.held > budget.limit:
+                        raise Unavailable(budget.busy())
             return message
 
         try:
             await self.app(scope, limited_receive, send)
         finally:
-            self._charge(-charged)
-
-    def _busy(self) -> str:
-        return (
-            f"this worker holds {self.held} bytes of request bodies (MAX_BODY_BYTES_IN_FLIGHT "
-            f"{self.max_bytes_in_flight}); retry shortly"
-        )
+            budget.charge(-charged)
 
 
 class BodyTimeout(ServiceError):

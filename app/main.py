@@ -91,7 +91,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(AliasesMiddleware)
     app.add_middleware(
         BodyLimitMiddleware, max_bytes=settings.max_body_bytes, idle_timeout_s=settings.body_idle_timeout_s,
-        max_bytes_in_flight=settings.max_body_bytes_in_flight, held_gauge=runtime.metrics.body_bytes,
+        budget=runtime.body_budget,
     )  # fmt: skip
     if settings.cors_origins:
         app.add_middleware(

@@ -24,6 +24,7 @@ from . import preprocess
 from .errors import ModelNotFound, Unavailable
 from .hop import EngineClient, event_loop_factory
 from .inputs import Payload, decode_payload
+from .limits import BodyBudget
 from .metrics import Metrics
 from .settings import Settings
 
@@ -117,6 +118,8 @@ class Runtime:
         self.settings = settings
         self.metrics = metrics
         self.draining = False
+        # request bytes held by this worker (HTTP bodies and gRPC messages): MAX_BODY_BYTES_IN_FLIGHT
+        self.body_budget = BodyBudget(settings.max_body_bytes_in_flight, metrics.body_bytes)
         self.models: dict[str, ServedModel] = {}
         self.device = settings.device
         self.client: EngineClient | None = None

@@ -19,7 +19,6 @@ one, sent back in the trailing metadata.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -29,8 +28,9 @@ import grpc
 from google.protobuf import json_format
 
 from ..access import AccessLine, request_id, write
-from ..errors import ModelNotFound, NotSupported, ServiceError
+from ..errors import ModelNotFound, NotSupported, ServiceError, Unavailable
 from ..inputs import INLINE_MAX_BYTES
+from ..limits import BodyBudget
 from ..model_stats import statistics
 from ..pipeline import infer_tensors
 from ..runtime import Runtime, ServedModel
@@ -56,8 +56,7 @@ CONTENTS = {"UINT8": "uint_contents", "FP32": "fp32_contents", "BYTES": "bytes_c
 
 Method = Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]
 STREAM = "ModelStreamInfer"
-_WAKE = object()  # put in a stream's window to have its writer look at ``closing``
-WATCH_POLL_S = 0.25  # how often a health Watch looks at readiness
+POLL_S = 0.25  # how often a health Watch, or an idle inference stream, looks at readiness and shutdown
 
 
 class InferenceService:
@@ -67,17 +66,24 @@ class InferenceService:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.lines = AccessLine(runtime.settings.access_log)  # the access log, as HTTP writes it
-        self.closing = False  # the server is stopping: open streams end once they have answered
-        self.streams: set[asyncio.Queue] = set()  # the open streams' windows, to wake them on close
+        self.closing = False  # the server is stopping (see ``stopping``)
+        s = runtime.settings
+        self.admission = StreamAdmission(s.slots_per_worker, s.large_slots_per_worker, runtime.body_budget)
+        # Streams (inference and health watches) stay open as long as their clients like: at most half
+        # of MAX_CONNECTIONS of them, so that unary calls and health checks always find room.
+        self.max_streams = max(1, s.max_connections // 2)
+        self.open_streams = 0
 
     def close(self) -> None:
-        """Open inference streams answer what they hold, then end with UNAVAILABLE (open a new stream,
-        elsewhere), and health watches end with NOT_SERVING, rather than holding the shutdown for its
-        whole grace period."""
+        """The server stops: see ``stopping``."""
         self.closing = True
-        for window in self.streams:
-            with contextlib.suppress(asyncio.QueueFull):  # full: its writer is busy and checks on its own
-                window.put_nowait(_WAKE)
+
+    @property
+    def stopping(self) -> bool:
+        """From SIGTERM on (``runtime.draining``) open inference streams take no new request, answer
+        what they hold, then end with UNAVAILABLE (open a new stream, elsewhere), and health watches
+        end with NOT_SERVING, rather than holding the shutdown for its whole grace period."""
+        return self.closing or self.runtime.draining
 
     def handlers(self) -> tuple[grpc.GenericRpcHandler, ...]:
         inference = {
@@ -86,7 +92,7 @@ class InferenceService:
             "ModelReady": self.model_ready,
             "ServerMetadata": self.server_metadata,
             "ModelMetadata": self.model_metadata,
-            "ModelInfer": self.model_infer,
+            "ModelInfer": self.model_infer_call,
             "ModelConfig": self.model_config,
             "ModelStatistics": self.model_statistics,
             "RepositoryIndex": self.repository_index,
@@ -228,27 +234,29 @@ class InferenceService:
         return pb.HealthCheckResponse(status=status)
 
     async def health_watch(self, request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-        """Check's answer now, then again whenever it changes (looked at every WATCH_POLL_S), as gRPC's
+        """Check's answer now, then again whenever it changes (looked at every POLL_S), as gRPC's
         client-side health checking wants it. Another service: SERVICE_UNKNOWN, the call kept open, as
         the protocol asks. When the server stops: NOT_SERVING, and the call ends."""
         start, rid, status, last = time.perf_counter(), _request_id(context), 499, None
         known = request.service in ("", pb.SERVICE)
+        await self._open_stream(context, self._watch_record, start, rid)
         try:
             while True:
                 if not known:
                     now = pb.HealthCheckResponse.SERVICE_UNKNOWN
-                elif self.runtime.ready and not self.closing:
+                elif self.runtime.ready and not self.stopping:
                     now = pb.HealthCheckResponse.SERVING
                 else:
                     now = pb.HealthCheckResponse.NOT_SERVING
                 if now != last:
                     yield pb.HealthCheckResponse(status=now)
                     last = now
-                if self.closing:
+                if self.stopping:
                     status = 200
                     return
-                await asyncio.sleep(WATCH_POLL_S)
+                await asyncio.sleep(POLL_S)
         finally:
+            self.open_streams -= 1
             self._watch_record(status, start, rid, context.peer())
 
     def _model(self, name: str, version: str, for_inference: bool = False) -> ServedModel:
@@ -278,43 +286,90 @@ class InferenceService:
             response.raw_output_contents.append(arr.tobytes())
         return response
 
+    async def model_infer_call(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        """ModelInfer as a call of its own: its message charged to the worker's body budget while it is
+        in the service (503 -> UNAVAILABLE when that is full, as HTTP answers)."""
+        budget, size = self.runtime.body_budget, request.ByteSize()
+        if not budget.fits(size):
+            raise Unavailable(budget.busy())
+        budget.charge(size)
+        try:
+            return await self.model_infer(request, context)
+        finally:
+            budget.charge(-size)
+
     async def model_stream_infer(
         self, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[Any]:
-        """Each request on the stream run as ModelInfer runs it, up to SLOTS_PER_WORKER at once, and
-        answered in order; each counted and logged as a call of its own (the stream's request ID)."""
+        """Each request on the stream run as ModelInfer runs it, several at once, and answered in order;
+        each counted and logged as a call of its own (the stream's request ID). A request waits for
+        room in the worker (``StreamAdmission``) before it is taken off the stream: backpressure, where
+        calls of their own would be refused."""
         record = self._stream_record
         rid, peer = _request_id(context), context.peer()
         trailing = (("x-request-id", rid),)
         context.set_trailing_metadata(trailing)
-        window: asyncio.Queue[Any] = asyncio.Queue(self.runtime.settings.slots_per_worker)
+        await self._open_stream(context, record, time.perf_counter(), rid)
+        window: asyncio.Queue[Any] = asyncio.Queue(self.admission.most)
+        cut_short = False  # the service began to stop while the client was still sending
 
         async def take_in() -> None:
+            nonlocal cut_short
             try:
                 async for request in requests:
-                    await window.put(asyncio.ensure_future(self._stream_answer(request, record, rid, peer)))
+                    if self.stopping:
+                        cut_short = True
+                        break
+                    leave = await self.admission.enter(request)
+                    answer = asyncio.ensure_future(self._stream_answer(request, record, rid, peer))
+                    answer.add_done_callback(leave)  # also when cancelled before it ran
+                    await window.put(answer)
             finally:
                 await window.put(None)
 
         reader = asyncio.ensure_future(take_in())
-        self.streams.add(window)
         try:
-            while (answer := await window.get()) is not None:
-                if answer is not _WAKE:
-                    yield await answer
-                if self.closing and window.empty():
-                    await context.abort(
-                        grpc.StatusCode.UNAVAILABLE, "the service is shutting down: open a new stream",
-                        trailing_metadata=(*trailing, ("retry-after", "1")),
-                    )  # fmt: skip
+            while True:
+                if window.empty():  # idle: look at shutdown now and then
+                    if self.stopping:
+                        break
+                    try:
+                        async with asyncio.timeout(POLL_S):
+                            answer = await window.get()
+                    except TimeoutError:
+                        continue
+                else:
+                    answer = window.get_nowait()
+                if answer is None:
+                    break
+                yield await answer
+            if self.stopping and (cut_short or not reader.done()):
+                await context.abort(
+                    grpc.StatusCode.UNAVAILABLE, "the service is shutting down: open a new stream",
+                    trailing_metadata=(*trailing, ("retry-after", "1")),
+                )  # fmt: skip
             await reader  # a broken request stream ends the call with its error
         finally:  # the client left (or the call failed): what is still in flight is dropped
-            self.streams.discard(window)
+            self.open_streams -= 1
             reader.cancel()
             while not window.empty():
                 waiting = window.get_nowait()
-                if isinstance(waiting, asyncio.Future):
+                if waiting is not None:
                     waiting.cancel()
+
+    async def _open_stream(
+        self, context: grpc.aio.ServicerContext, record: Callable[[int, float, str, str], None], start: float,
+        rid: str,
+    ) -> None:  # fmt: skip
+        """Count a stream in, or refuse it (RESOURCE_EXHAUSTED) when the worker holds ``max_streams``."""
+        if self.open_streams >= self.max_streams:
+            record(503, start, rid, context.peer())
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"this worker holds {self.open_streams} open streams (MAX_CONNECTIONS / 2): retry shortly",
+                trailing_metadata=(("x-request-id", rid), ("retry-after", "1")),
+            )
+        self.open_streams += 1
 
     async def _stream_answer(self, request: Any, record: Callable[[int, float, str, str], None], rid: str,
                              peer: str) -> Any:  # fmt: skip
@@ -364,3 +419,35 @@ def _input(request: Any) -> Tensor:
         raw=bytes(raws[0]) if raws else None,
         values=values or None,  # the message's own sequence: read where it is parsed
     )
+
+
+class StreamAdmission:
+    """What the worker's streams may hold at once, waited for rather than refused: requests as the
+    worker's slots hold them (SLOTS_PER_WORKER single images, LARGE_SLOTS_PER_WORKER batches), and
+    their bytes in the worker's body budget (MAX_BODY_BYTES_IN_FLIGHT, shared with HTTP and ModelInfer).
+    Calls of their own still find the slots the streams leave, or a 503, as before."""
+
+    def __init__(self, singles: int, batches: int, budget: BodyBudget) -> None:
+        self.singles = asyncio.Semaphore(singles)
+        self.batches = asyncio.Semaphore(batches)
+        self.budget = budget
+        self.most = singles + batches  # requests one stream can have in flight
+
+    async def enter(self, request: Any) -> Callable[[Any], None]:
+        """Wait for room for ``request``; the callback that gives it back."""
+        shape = request.inputs[0].shape if len(request.inputs) == 1 else ()
+        slots = self.batches if shape and shape[0] > 1 else self.singles
+        size = request.ByteSize()
+        await slots.acquire()
+        try:
+            await self.budget.room_for(size)
+        except BaseException:
+            slots.release()
+            raise
+        self.budget.charge(size)
+
+        def leave(_: Any) -> None:
+            slots.release()
+            self.budget.charge(-size)
+
+        return leave

@@ -4,6 +4,7 @@ SIGTERM, a port someone else holds, and the streaming extension (ModelStreamInfe
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -448,14 +449,56 @@ def test_sigterm_answers_a_stream_then_ends_it_with_unavailable(start_server, di
         stream_batches(client, VIT, batch, n)
         assert queued_in_the_batcher(server, VIT, n * len(batch)) > 100, "drained before the signal"
         server.proc.send_signal(signal.SIGTERM)
+        assert wait_for(lambda: not server_ready(server.grpc_target), 30)
+        with contextlib.suppress(InferenceServerException):  # the stream may have ended already
+            stream_batches(client, VIT, batch[:1], 20)  # sent while draining: not taken, not answered
         for _ in range(n):  # each answered (the timeout only catches a hang)
             result, error = answers.get(timeout=60)
             assert error is None, error
             assert len(result.as_numpy("digit")) == len(batch)
-        result, error = answers.get(timeout=60)  # then the stream's end
+        result, error = answers.get(timeout=60)  # then the stream's end, not an error answer per request
         assert result is None and "shutting down" in error.message(), error
         assert error.status() == "StatusCode.UNAVAILABLE"
         assert server.proc.wait(timeout=120) == 0, server.log()  # not held for SHUTDOWN_GRACE_S (600 s)
     finally:
         client.stop_stream()
         client.close()
+
+
+def test_a_stream_waits_for_room_instead_of_failing_its_requests(start_server, digits):
+    """More batch requests on one stream than the worker has slots for (LARGE_SLOTS_PER_WORKER 2): the
+    stream takes them as room frees up, so every one is answered (separate calls would get 503s)."""
+    server = start_server(workers=1, LARGE_SLOTS_PER_WORKER="2")
+    images, _ = digits
+    client, answers = streaming_client(server)
+    try:
+        stream_batches(client, CNN, images[:2], 60)
+        got = [answers.get(timeout=60) for _ in range(60)]  # the timeout only catches a hang
+    finally:
+        client.stop_stream()
+        client.close()
+    assert [error for _, error in got if error is not None] == []
+    assert all(result.as_numpy("digit").shape == (2,) for result, _ in got)
+
+
+def test_idle_streams_leave_room_for_calls_and_health_checks(start_server):
+    """Streams stay open as long as their clients like: past MAX_CONNECTIONS / 2 of them (2 here) a new
+    one is refused, and unary calls and health checks still get in."""
+    server = start_server(workers=1, MAX_CONNECTIONS="4")
+    with grpc.insecure_channel(server.grpc_target) as channel:
+        watch = channel.unary_stream(
+            f"/{pb.HEALTH}/Watch",
+            request_serializer=pb.HealthCheckRequest.SerializeToString,
+            response_deserializer=pb.HealthCheckResponse.FromString,
+        )
+        held = [watch(pb.HealthCheckRequest(), timeout=60) for _ in range(2)]
+        assert all(next(w).status == pb.HealthCheckResponse.SERVING for w in held)
+        with pytest.raises(grpc.RpcError) as caught:
+            next(watch(pb.HealthCheckRequest(), timeout=60))
+        assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "open streams" in caught.value.details()
+        assert server_ready(server.grpc_target)
+        check = unary(channel, pb.HEALTH, "Check")
+        assert check(pb.HealthCheckRequest(), timeout=10).status == pb.HealthCheckResponse.SERVING
+        for w in held:
+            w.cancel()
