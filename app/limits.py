@@ -5,8 +5,11 @@ uploading."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 import sys
+from collections.abc import Iterator
 from http import HTTPStatus
 from typing import Any
 
@@ -14,6 +17,8 @@ from prometheus_client import Gauge
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .errors import PayloadTooLarge, ServiceError, Unavailable, is_v2_path
+
+log = logging.getLogger("app.http")
 
 
 class BodyBudget:
@@ -29,14 +34,29 @@ class BodyBudget:
     def fits(self, n: int) -> bool:
         return self.held + n <= self.limit
 
-    def charge(self, n: int) -> None:
-        """Hold ``n`` more bytes (give them back with a negative ``n``)."""
+    def hold(self, n: int) -> None:
         if n:
             self.held += n
             self.gauge.set(self.held)
-            if n < 0 and self._freed is not None:
+
+    def release(self, n: int) -> None:
+        if n:
+            self.held -= n
+            self.gauge.set(self.held)
+            if self._freed is not None:  # wake whoever waits for room
                 self._freed.set()
                 self._freed = None
+
+    @contextlib.contextmanager
+    def holding(self, n: int) -> Iterator[None]:
+        """Hold ``n`` bytes for the block, or refuse with 503 (Retry-After) when they do not fit."""
+        if not self.fits(n):
+            raise Unavailable(self.busy())
+        self.hold(n)
+        try:
+            yield
+        finally:
+            self.release(n)
 
     async def room_for(self, n: int) -> None:
         """Wait until ``n`` bytes fit (or nothing else is held: one message may be the whole budget)."""
@@ -84,7 +104,7 @@ class BodyLimitMiddleware:
             await _reject(scope, send, budget.busy(), 503, ((b"retry-after", b"1"),))
             return
         charged = declared or 0
-        budget.charge(charged)
+        budget.hold(charged)
         received = 0
         limit = self.max_bytes
 
@@ -106,7 +126,7 @@ class BodyLimitMiddleware:
                 if received > limit:
                     raise PayloadTooLarge(f"request body exceeds the limit of {limit} bytes")
                 if received > charged:  # chunked: charged as it arrives
-                    budget.charge(received - charged)
+                    budget.hold(received - charged)
                     charged = received
                     if budget.held > budget.limit:
                         raise Unavailable(budget.busy())
@@ -115,15 +135,16 @@ class BodyLimitMiddleware:
         try:
             await self.app(scope, limited_receive, send)
         finally:
-            budget.charge(-charged)
+            budget.release(charged)
 
 
 class BodyTimeout(ServiceError):
     status_code = 408
 
 
-def slow_client_protocol(header_timeout_s: float, max_connections: int, max_head_bytes: int) -> type:
-    """uvicorn's HTTP protocol with guards against slow and hostile clients:
+def guarded_http_protocol(header_timeout_s: float, max_connections: int, max_head_bytes: int) -> type:
+    """uvicorn's HTTP protocol with guards against slow and hostile clients, four jobs in one class (each
+    is a few lines in uvicorn's callbacks):
 
     - a deadline for each request head (a client that opens a connection, or starts a request, and
       never finishes its headers is disconnected);
@@ -136,7 +157,8 @@ def slow_client_protocol(header_timeout_s: float, max_connections: int, max_head
       "Invalid HTTP request received.")."""
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-    class HeadDeadlineProtocol(HttpToolsProtocol):
+    class GuardedHttpProtocol(HttpToolsProtocol):
+        url = b""  # uvicorn sets it when a message begins: blank lines alone never begin one
         _head_timer: Any = None
         _in_head = True  # between requests or inside a head: what arrives counts against max_head_bytes
         _head_bytes = 0
@@ -191,17 +213,26 @@ def slow_client_protocol(header_timeout_s: float, max_connections: int, max_head
                 self.send_json(414, f"URL longer than MAX_HEAD_BYTES ({max_head_bytes} bytes)")
 
         def send_400_response(self, msg: str) -> None:
-            """uvicorn calls this inside its ``except httptools.HttpParserError``: say what it was."""
+            """uvicorn calls this inside its ``except httptools.HttpParserError``: say what it was. An
+            exception from a parser callback (httptools keeps it as the context) is ours, not the
+            client's: logged, and a 500."""
             exc = sys.exc_info()[1]
-            reason = str(exc.__context__ or exc) if exc is not None else ""
-            self.send_json(400, f"malformed HTTP request: {reason or msg}")
+            cause = exc.__context__ if exc is not None else None
+            if cause is not None:
+                log.error("reading an HTTP request failed", exc_info=cause)
+                self.send_json(500, "the server failed to read this request")
+            else:
+                self.send_json(400, f"malformed HTTP request: {exc or msg}")
 
         def send_json(self, status: int, message: str) -> None:
             """Answer ``{"detail": message}`` (``error`` on /v2 paths) and close, outside any app."""
+            if self._in_head and self.cycle is not None and not self.cycle.response_complete:
+                self.transport.close()  # an earlier pipelined request's answer is due first: no answer fits
+                return
             if self._in_head:  # the path as far as it came (uvicorn sets the scope's once the head is in)
                 path = self.url.split(b"?", 1)[0].decode("latin-1")
             else:
-                path = getattr(self, "scope", {}).get("path", "")
+                path = self.scope["path"]
             body = json.dumps({"error" if is_v2_path(path) else "detail": message}).encode()
             head = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n".encode()]
             head += [name + b": " + value + b"\r\n" for name, value in self.server_state.default_headers]
@@ -229,8 +260,7 @@ def slow_client_protocol(header_timeout_s: float, max_connections: int, max_head
         def on_message_complete(self) -> None:
             super().on_message_complete()
             self._in_head, self._head_bytes = True, 0  # what comes next on this connection is the next head
-            cycle = getattr(self, "cycle", None)
-            if cycle is not None and cycle.response_complete and not self.transport.is_closing():
+            if self.cycle is not None and self.cycle.response_complete and not self.transport.is_closing():
                 self._arm()  # answered before its body was in (an early 404): the next head's deadline
 
         def on_response_complete(self) -> None:
@@ -244,7 +274,7 @@ def slow_client_protocol(header_timeout_s: float, max_connections: int, max_head
             self._disarm()
             super().connection_lost(exc)
 
-    return HeadDeadlineProtocol
+    return GuardedHttpProtocol
 
 
 async def _over_capacity(scope: Scope, receive: Receive, send: Send) -> None:

@@ -97,7 +97,8 @@ class Metrics:
         )  # fmt: skip
         self.body_bytes = Gauge(
             "vit_digits_request_body_bytes",
-            "request body bytes held by requests not yet answered (each worker's: MAX_BODY_BYTES_IN_FLIGHT)",
+            "request body and gRPC message bytes held by requests not yet answered (each worker's: "
+            "MAX_BODY_BYTES_IN_FLIGHT)",
             registry=r,
             multiprocess_mode="livesum",
         )

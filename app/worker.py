@@ -7,7 +7,7 @@ import socket
 
 import uvicorn
 
-from .limits import slow_client_protocol
+from .limits import guarded_http_protocol
 from .logs import configure_logging
 from .settings import get_settings
 
@@ -22,7 +22,7 @@ def main() -> None:
     config = uvicorn.Config(
         "app.main:app", log_level=s.log_level.lower(), log_config=None, access_log=False, lifespan="on",
         timeout_graceful_shutdown=int(s.shutdown_grace_s) + 1,
-        http=slow_client_protocol(s.header_timeout_s, s.max_connections, s.max_head_bytes),
+        http=guarded_http_protocol(s.header_timeout_s, s.max_connections, s.max_head_bytes),
     )  # fmt: skip
     uvicorn.Server(config).run(sockets=[sock])
 

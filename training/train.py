@@ -53,7 +53,7 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
         "--replace",
         action="store_true",
         help="replace a checkpoint of that name already in the store (otherwise refused, unless --resume "
-        "or --init-from it: continuing or refining that model)",
+        "from its run folder's last.pt or --init-from it: continuing or refining that model)",
     )
     p.add_argument(
         "--set",
@@ -231,7 +231,7 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> Path:
 def _train(args: argparse.Namespace, info: DistInfo) -> Path:
     device = pick_device(args.device, info)
     name = args.name or args.model
-    run_dir = args.run_dir or settings.runs_dir / name
+    run_dir = _run_dir(args, name)
     amp = not args.no_amp and device.type == "cuda"
     seed_everything(args.seed)
     if device.type == "cuda":
@@ -400,23 +400,26 @@ def _train(args: argparse.Namespace, info: DistInfo) -> Path:
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
+def _run_dir(args: argparse.Namespace, name: str) -> Path:
+    return args.run_dir or settings.runs_dir / name
+
+
 def _check_options(args: argparse.Namespace, name: str) -> dict[str, Any]:
     """Every option that can be checked without the data, and the preset overrides, checked too."""
     if not NAME.fullmatch(name):
         raise SystemExit(f"--name {name!r}: a letter or digit first, then letters, digits, '.', '_' or '-'")
     dest = args.store_dir / name
     refining = args.init_from is not None and args.init_from.resolve() == dest.resolve()
-    if (dest / "card.json").exists() and not (args.replace or args.resume or refining):
+    state = _run_dir(args, name) / "last.pt"
+    continuing = args.resume and state.exists()  # --resume without a state starts a new run
+    if (dest / "card.json").exists() and not (args.replace or continuing or refining):
+        if args.resume:
+            raise SystemExit(
+                f"--resume: no {state} to continue from, and {dest} already holds a checkpoint: pass the "
+                "--run-dir of the run that wrote it, or --replace to replace it"
+            )
         raise SystemExit(
             f"{dest} already holds a checkpoint: pass --name NEW to keep it, or --replace to replace it"
-        )
-    state = (args.run_dir or settings.runs_dir / name) / "last.pt"
-    from_scratch = args.resume and not state.exists() and not (args.replace or refining)
-    if from_scratch and (dest / "card.json").exists():
-        # --resume without a state starts from scratch: into an existing entry, that is a replacement
-        raise SystemExit(
-            f"--resume: no {state} to continue from, and {dest} already holds a checkpoint: pass the "
-            "--run-dir of the run that wrote it, or --replace to train it again from scratch"
         )
     overrides = parse_overrides(args.overrides)
     try:

@@ -495,8 +495,9 @@ def test_idle_streams_leave_room_for_calls_and_health_checks(start_server):
         assert all(next(w).status == pb.HealthCheckResponse.SERVING for w in held)
         with pytest.raises(grpc.RpcError) as caught:
             next(watch(pb.HealthCheckRequest(), timeout=60))
-        assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
         assert "open streams" in caught.value.details()
+        assert dict(caught.value.trailing_metadata())["retry-after"] == "1"
         assert server_ready(server.grpc_target)
         check = unary(channel, pb.HEALTH, "Check")
         assert check(pb.HealthCheckRequest(), timeout=10).status == pb.HealthCheckResponse.SERVING

@@ -269,3 +269,15 @@ def test_a_refused_head_on_a_v2_path_gets_the_v2_error_key(strict):
     bad_header = b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n"
     status, _, body = exchange(strict.port, bad_header)
     assert status == 400 and "Invalid header token" in json.loads(body)["error"]
+
+
+def test_blank_lines_past_the_limit_and_a_url_that_is_not_ascii_get_json_answers(strict):
+    """httptools skips blank lines before a request line, so no request ever begins: past the limit they
+    are refused like any head (they had crashed the protocol's refusal, answering nothing). A URL with
+    bytes that are not ASCII is the client's mistake: a 400 that says so."""
+    server = strict
+    status, headers, body = exchange(server.port, b"\r\n" * HEAD_LIMIT)
+    assert (status, headers["content-type"]) == (431, "application/json"), body
+    status, _, body = exchange(server.port, "GET /v1/models/\u00e9 HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    assert status == 400 and "Invalid char in url" in json.loads(body)["detail"]
+    assert get(server.port, "/v2/health/live")[0] == 200

@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry, Gauge
 pytest.importorskip("grpc")
 from app.limits import BodyBudget  # noqa: E402
 from app.oip_grpc import messages as pb  # noqa: E402
-from app.oip_grpc.service import StreamAdmission  # noqa: E402
+from app.oip_grpc.streams import StreamAdmission  # noqa: E402
 
 
 def request(images: int, size: int) -> object:
@@ -33,7 +33,7 @@ def test_a_request_waits_for_room_in_the_body_budget_and_gives_it_back() -> None
         admission = StreamAdmission(singles=8, batches=8, budget=bytes_)
         seen = []
         leave_first = await admission.enter(first)
-        bytes_.charge(30_000)  # an HTTP body held by the same worker
+        bytes_.hold(30_000)  # an HTTP body held by the same worker
         entering = asyncio.ensure_future(admission.enter(second))
         await asyncio.sleep(0.05)
         seen.append((entering.done(), bytes_.held))
@@ -41,7 +41,7 @@ def test_a_request_waits_for_room_in_the_body_budget_and_gives_it_back() -> None
         leave_second = await asyncio.wait_for(entering, 5)
         seen.append((True, bytes_.held))
         leave_second(None)
-        bytes_.charge(-30_000)
+        bytes_.release(30_000)
         seen.append((True, bytes_.held))
         return seen
 
