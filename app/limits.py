@@ -259,7 +259,7 @@ def guarded_http_protocol(header_timeout_s: float, max_connections: int, max_hea
 
         def on_message_complete(self) -> None:
             super().on_message_complete()
-            self._in_head, self._head_bytes = True, 0  # what comes next on this connection is the next head
+            self._in_head = True  # what comes next on this connection is the next head (counted from 0)
             if self.cycle is not None and self.cycle.response_complete and not self.transport.is_closing():
                 self._arm()  # answered before its body was in (an early 404): the next head's deadline
 

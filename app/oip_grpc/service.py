@@ -32,7 +32,7 @@ from ..runtime import Runtime, ServedModel
 from ..v2codec import OUTPUTS, Tensor, V2Error, check_one_input, parse_tensor, requested_outputs
 from ..v2metadata import NO_LOADING, SERVER_METADATA, model_config, model_metadata, repository_index
 from . import messages as pb
-from .streams import Streams, call_request_id
+from .streams import Record, Streams, call_request_id
 
 log = logging.getLogger("app.grpc")
 
@@ -116,7 +116,7 @@ class InferenceService:
         }
         return grpc.method_handlers_generic_handler(service, handlers)
 
-    def _tally(self, route: str) -> Callable[[int, float, str, str], None]:
+    def _tally(self, route: str) -> Record:
         """A recorder of one call of ``route``: counted and timed in the HTTP metrics (method ``GRPC``),
         and written to the access log."""
         metrics = self.runtime.metrics

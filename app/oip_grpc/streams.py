@@ -137,11 +137,10 @@ class Streams:
     ) -> AsyncIterator[Any]:
         """Each request run as ModelInfer runs it, several at once, and answered in order; each counted
         and logged as a call of its own (the stream's request ID)."""
-        record = self._infer_record
         rid, peer = call_request_id(context), context.peer()
         trailing = (("x-request-id", rid),)
         context.set_trailing_metadata(trailing)
-        await self._open(context, record, time.perf_counter(), rid)
+        await self._open(context, self._infer_record, time.perf_counter(), rid)
         window: asyncio.Queue[Any] = asyncio.Queue(self.admission.max_in_flight)
         cut_short = False  # the service began to stop while the client was still sending
 
@@ -165,7 +164,6 @@ class Streams:
 
         reader = asyncio.ensure_future(take_in())
         self.windows.add(window)
-        self._watching()
         try:
             while (answer := await window.get()) is not None:
                 if answer is not _WAKE:

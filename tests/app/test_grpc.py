@@ -135,11 +135,7 @@ def test_grpc_health_checks_answer_as_readiness(start_server):
         assert (
             caught.value.code() == grpc.StatusCode.NOT_FOUND and "unknown service" in caught.value.details()
         )
-        watch = channel.unary_stream(
-            f"/{pb.HEALTH}/Watch",
-            request_serializer=pb.HealthCheckRequest.SerializeToString,
-            response_deserializer=pb.HealthCheckResponse.FromString,
-        )
+        watch = health_watch(channel)
         # Watch (gRPC's client-side health checking): the status now, then each change. Another service is
         # SERVICE_UNKNOWN with the call kept open; SIGTERM turns the server NOT_SERVING and ends the calls.
         watching = watch(pb.HealthCheckRequest(), timeout=60)
@@ -150,6 +146,15 @@ def test_grpc_health_checks_answer_as_readiness(start_server):
         assert [r.status for r in watching] == [pb.HealthCheckResponse.NOT_SERVING]  # then the call ends
         assert list(unknown) == []
     assert server.proc.wait(timeout=60) == 0, server.log()
+
+
+def health_watch(channel: grpc.Channel):  # type: ignore[no-untyped-def]
+    """gRPC health's Watch through a plain channel: a server stream of HealthCheckResponses."""
+    return channel.unary_stream(
+        f"/{pb.HEALTH}/Watch",
+        request_serializer=pb.HealthCheckRequest.SerializeToString,
+        response_deserializer=pb.HealthCheckResponse.FromString,
+    )
 
 
 def test_grpc_reflection_lets_a_client_call_without_the_proto_files(start_server, digits):
@@ -486,11 +491,7 @@ def test_idle_streams_leave_room_for_calls_and_health_checks(start_server):
     one is refused, and unary calls and health checks still get in."""
     server = start_server(workers=1, MAX_CONNECTIONS="4")
     with grpc.insecure_channel(server.grpc_target) as channel:
-        watch = channel.unary_stream(
-            f"/{pb.HEALTH}/Watch",
-            request_serializer=pb.HealthCheckRequest.SerializeToString,
-            response_deserializer=pb.HealthCheckResponse.FromString,
-        )
+        watch = health_watch(channel)
         held = [watch(pb.HealthCheckRequest(), timeout=60) for _ in range(2)]
         assert all(next(w).status == pb.HealthCheckResponse.SERVING for w in held)
         with pytest.raises(grpc.RpcError) as caught:
