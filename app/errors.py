@@ -10,6 +10,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match, Mount
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +102,24 @@ async def _service_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    return error_response(request, exc.status_code, exc.detail, getattr(exc, "headers", None))
+    headers = getattr(exc, "headers", None)
+    if exc.status_code == 405 and (allowed := _allowed_methods(request)):
+        headers = {**(headers or {}), "Allow": allowed}
+    return error_response(request, exc.status_code, exc.detail, headers)
+
+
+def _allowed_methods(request: Request) -> str:
+    """Every method some route serves at the request's path (Starlette's 405 names those of the first
+    route that matched the path only), HEAD wherever GET is (``app.aliases`` answers it)."""
+    routes = [r for r in request.app.router.routes if not isinstance(r, Mount)]  # a Mount takes any method
+    methods = {
+        method
+        for method in ("GET", "POST", "PUT", "PATCH", "DELETE")
+        if any(r.matches({**request.scope, "method": method})[0] is Match.FULL for r in routes)
+    }
+    if "GET" in methods:
+        methods.add("HEAD")
+    return ", ".join(sorted(methods))
 
 
 def validation_text(errors: Sequence[Mapping[str, Any]], most: int | None = None) -> str:

@@ -219,7 +219,10 @@ async def _read_multipart(request: Request, settings: Settings, form: BodyForm) 
         data = []
         for upload in uploads:
             if not isinstance(upload, UploadFile):
-                raise InvalidInput(f"multipart field `{names[0]}` must be a file, not a text value")
+                raise InvalidInput(
+                    f"multipart field `{names[0]}` must be a file, not a text value (a part without a "
+                    "filename in its Content-Disposition is text: curl -F file=@digit.png sends one)"
+                )
             content = await upload.read()
             if not content:
                 raise BadImage(f"the uploaded file {upload.filename or names[0]!r} is empty")

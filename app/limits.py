@@ -16,6 +16,7 @@ from typing import Any
 from prometheus_client import Gauge
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .access import HEADER, request_id
 from .errors import PayloadTooLarge, ServiceError, Unavailable, is_v2_path
 
 log = logging.getLogger("app.http")
@@ -225,7 +226,8 @@ def guarded_http_protocol(header_timeout_s: float, max_connections: int, max_hea
                 self.send_json(400, f"malformed HTTP request: {exc or msg}")
 
         def send_json(self, status: int, message: str) -> None:
-            """Answer ``{"detail": message}`` (``error`` on /v2 paths) and close, outside any app."""
+            """Answer ``{"detail": message}`` (``error`` on /v2 paths) with the request's ID (the client's
+            when its header was read, else a new one) and close, outside any app."""
             if self._in_head and self.cycle is not None and not self.cycle.response_complete:
                 self.transport.close()  # an earlier pipelined request's answer is due first: no answer fits
                 return
@@ -234,8 +236,10 @@ def guarded_http_protocol(header_timeout_s: float, max_connections: int, max_hea
             else:
                 path = self.scope["path"]
             body = json.dumps({"error" if is_v2_path(path) else "detail": message}).encode()
+            sent = next((v for n, v in self.headers or () if n == HEADER), None)  # as far as it was read
             head = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n".encode()]
             head += [name + b": " + value + b"\r\n" for name, value in self.server_state.default_headers]
+            head.append(HEADER + b": " + request_id(sent).encode() + b"\r\n")
             head.append(f"content-type: application/json\r\ncontent-length: {len(body)}\r\n".encode())
             self.transport.write(b"".join(head) + b"connection: close\r\n\r\n" + body)
             self.transport.close()

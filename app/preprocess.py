@@ -61,12 +61,14 @@ preprocess_bytes: Callable[[bytes, int], np.ndarray] = _translated(_mp.preproces
 preprocess_drawing: Callable[[Drawing], np.ndarray] = _translated(_drawing.preprocess_drawing)
 candidates_bytes: Callable[..., _reading.Candidates] = _translated(_reading.candidates_bytes)
 candidates_drawing: Callable[..., _reading.Candidates] = _translated(_reading.candidates_drawing)
+holds_bool = _mp.holds_bool  # raises nothing: not translated
 
 __all__ = [
     "FORMAT_NAMES",
     "SUPPORTED_MEDIA_TYPES",
     "configure",
     "decode_base64",
+    "holds_bool",
     "http_error",
     "pixels_to_array",
     "preprocess_bytes",

@@ -304,7 +304,7 @@ class V2InferOutput(BaseModel):
     datatype: str
     shape: list[int]
     parameters: dict[str, Any] | None = None
-    data: list[float] | list[int] | None = None
+    data: list[float] | list[int] | list[bool] | None = None  # is_digit is BOOL
 
 
 class V2InferResponse(BaseModel):

@@ -23,7 +23,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from .errors import PayloadTooLarge, ServiceError, validation_text
-from .preprocess import decode_base64
+from .preprocess import decode_base64, holds_bool
 from .schemas import V2InferRequest
 
 INPUT_NAME = "image"
@@ -132,6 +132,8 @@ def parse_tensor(tensor: Tensor, max_images: int) -> tuple[np.ndarray | None, li
         arr = _raw_tensor(tensor.raw, count, dtype)
     else:
         arr = _value_tensor(tensor.values, count, tensor.datatype)
+    if tensor.datatype == "FP32":  # the same check however the values came (JSON, binary, gRPC)
+        _check_fp32(arr)
     images = arr.reshape(n, 28, 28).astype(np.float32)
     if tensor.datatype == "UINT8":
         images /= 255.0
@@ -166,10 +168,7 @@ def _raw_tensor(raw: bytes, count: int, dtype: np.dtype) -> np.ndarray:
             f"input '{INPUT_NAME}' has {len(raw)} bytes of binary data (binary_data_size, or its "
             f"raw_input_contents over gRPC) where its shape needs {count * dtype.itemsize}"
         )
-    arr = np.frombuffer(raw, dtype=dtype)
-    if dtype.kind == "f" and not np.isfinite(arr).all():
-        raise V2Error("FP32 input must be finite")
-    return arr
+    return np.frombuffer(raw, dtype=dtype)
 
 
 def _bytes_tensor(tensor: Tensor, max_images: int) -> list[bytes]:
@@ -228,19 +227,23 @@ def _value_tensor(data: Sequence[Any] | None, count: int, datatype: str) -> np.n
         arr = np.asarray(data)
     except (ValueError, TypeError):
         arr = np.empty(0, dtype=object)
-    if arr.dtype.kind not in "iuf":
+    if arr.dtype.kind not in "iuf" or holds_bool(data):
         raise V2Error(f"input '{INPUT_NAME}' data must be numbers (flat, or nested to the shape)")
     arr = arr.astype(np.float64, copy=False).ravel()
     if arr.size != count:
         raise V2Error(f"input '{INPUT_NAME}' has {arr.size} values; its shape needs {count}")
+    if datatype == "UINT8" and not (
+        np.isfinite(arr).all() and arr.min() >= 0 and arr.max() <= 255 and np.array_equal(arr, np.round(arr))
+    ):
+        raise V2Error("UINT8 data must be whole numbers 0..255")
+    return arr
+
+
+def _check_fp32(arr: np.ndarray) -> None:
     if not np.isfinite(arr).all():
         raise V2Error(f"input '{INPUT_NAME}' data must be finite numbers")
-    if datatype == "UINT8":
-        if arr.min() < 0 or arr.max() > 255 or not np.array_equal(arr, np.round(arr)):
-            raise V2Error("UINT8 data must be whole numbers 0..255")
-    elif arr.min() < -1e-3 or arr.max() > 1 + 1e-3:
+    if arr.min() < -1e-3 or arr.max() > 1 + 1e-3:
         raise V2Error("FP32 data must be in 0..1 (white digit on black)")
-    return arr
 
 
 def requested_outputs(names: Sequence[str]) -> list[str]:

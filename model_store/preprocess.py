@@ -94,14 +94,30 @@ LOOP_CROSSINGS = 3  # a loop round a digit: its middle row and column cross ink 
 LOOP_MIN_SIDE = 24  # smaller crops are taken as they are
 
 
+def holds_bool(values: object) -> bool:
+    """Whether nested lists of numbers hold a boolean (numpy takes True for 1 beside numbers)."""
+    if type(values) is bool:
+        return True
+    if not isinstance(values, list):
+        return False
+    if values and not isinstance(values[0], list):  # a row: checked in one pass
+        return any(type(v) is bool for v in values)
+    return any(holds_bool(v) for v in values)
+
+
 def pixels_to_array(pixels: object, where: str = "pixels") -> np.ndarray:
     """28 rows of 28 numbers 0..255, MNIST polarity, used as-is -> (28, 28) float32 0..1. Numbers none
     above 1 are taken as 0..1 already (a torchvision tensor's, or the ``input`` the service answers
     with): on the 0..255 scale such a picture would be an empty canvas."""
     try:
-        arr = np.asarray(pixels, dtype=np.float32)
+        arr = np.asarray(pixels)
     except (ValueError, TypeError) as exc:
         raise InvalidPixels(f"{where} must be 28 rows of 28 numbers 0-255 ({exc})") from exc
+    if arr.dtype.kind not in "iuf" or holds_bool(pixels):  # a string or a boolean is no number
+        raise InvalidPixels(
+            f"{where} must be 28 rows of 28 numbers 0-255, each a number (not a string, a boolean or null)"
+        )
+    arr = arr.astype(np.float32)
     if arr.shape != (SIZE, SIZE):
         raise InvalidPixels(f"{where} must be 28 rows of 28 numbers 0-255, got shape {list(arr.shape)}")
     if not np.isfinite(arr).all() or arr.min() < 0 or arr.max() > 255:

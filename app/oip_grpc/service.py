@@ -257,8 +257,13 @@ def _input(request: Any) -> Tensor:
         raise V2Error(f"raw_input_contents has {len(raws)} entries for 1 input")
     field = CONTENTS.get(given.datatype)
     values = getattr(given.contents, field) if field is not None else None
-    if raws and values:
+    if raws and given.contents.ListFields():
         raise V2Error(f"input '{given.name}' has both raw_input_contents and typed contents: send one")
+    if not raws and not values and field is not None and (sent := given.contents.ListFields()):
+        raise V2Error(
+            f"input '{given.name}' is {given.datatype}: its values go in contents.{field} (or "
+            f"raw_input_contents), not {', '.join(f.name for f, _ in sent)}"
+        )
     return Tensor(
         given.name,
         given.datatype,

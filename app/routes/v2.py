@@ -138,7 +138,7 @@ async def model_ready(served: ModelDep, runtime: RuntimeDep) -> JSONResponse:
 @router.post(
     "/models/{name}/infer",
     response_model=V2InferResponse,
-    responses={**errors(400, 404, 413, 415, 503, 504, v2=True), 200: BINARY_RESPONSE},
+    responses={**errors(400, 404, 413, 415, 422, 503, 504, v2=True), 200: BINARY_RESPONSE},
     openapi_extra={**INFER_BODY, **path_parameters("name")},
 )  # fmt: skip
 async def infer(request: Request) -> Response:
@@ -164,7 +164,7 @@ async def infer(request: Request) -> Response:
 @router.post(
     "/models/{name}/versions/{version}/infer",
     response_model=V2InferResponse,
-    responses={**errors(400, 404, 413, 415, 503, 504, v2=True), 200: BINARY_RESPONSE},
+    responses={**errors(400, 404, 413, 415, 422, 503, 504, v2=True), 200: BINARY_RESPONSE},
     openapi_extra={**INFER_BODY, **path_parameters("name", "version")},
 )
 async def version_infer(request: Request) -> Response:

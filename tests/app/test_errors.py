@@ -109,6 +109,8 @@ def test_bad_json_and_fields_are_422(client):
     check(client.post(PREDICT, json={"pixels": [[0] * 28] * 27}), 422, "28 rows")
     check(client.post(PREDICT, json={"pixels": [[0] * 28] * 27 + [[0] * 27]}), 422, "28 rows")
     check(client.post(PREDICT, json={"pixels": [[256] * 28] * 28}), 422, "0..255")
+    for not_numbers in ("255", True, None):  # refused as /v2 refuses them, not converted
+        check(client.post(PREDICT, json={"pixels": [[not_numbers] * 28] * 28}), 422, "each a number")
     check(client.post(PREDICT, **raw(b'{"pixels": [[NaN]]}', "application/json")), 422)
     deep = b'{"pixels": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"  # beyond Python's recursion limit
     check(client.post(PREDICT, **raw(deep, "application/json")), 422, "JSON")
@@ -119,7 +121,12 @@ def test_bad_json_and_fields_are_422(client):
     check(client.post(PREDICT, files={"note": (None, "hi")}), 422, "`file` is missing", "note")  # no file
     check(client.post(PREDICT, files={"image": (None, "hi")}), 422, "text field(s) image", "as a file")
     check(client.post(PREDICT, files={"file": ("d.png", b"", "image/png")}), 400, "'d.png' is empty")
-    check(client.post(PREDICT, files={"file": (None, "text value")}), 422, "must be a file")
+    check(
+        client.post(PREDICT, files={"file": (None, "text value")}),
+        422,
+        "must be a file",
+        "without a filename",
+    )
 
 
 def test_empty_canvas_is_422(client):
@@ -319,3 +326,14 @@ def test_a_trailing_slash_is_answered_as_the_route_without_it(client):
 def test_head_on_a_post_route_is_405_saying_post(client):
     r = client.head(PREDICT)
     assert r.status_code == 405 and r.headers["allow"] == "POST" and r.content == b""
+
+
+def test_a_405_allows_every_method_the_path_serves(client):
+    """RFC 9110: Allow lists them all (Starlette's names the first route that matched the path only),
+    HEAD with GET, as the aliases answer it."""
+    assert client.put("/v1/noop").headers["allow"] == "GET, HEAD, POST"
+    assert client.post("/v1/models").headers["allow"] == "GET, HEAD"
+    assert client.delete(f"/v2/models/{VIT}/infer").headers["allow"] == "POST"
+    r = client.patch("/metrics")
+    assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD" and "detail" in r.json()
+

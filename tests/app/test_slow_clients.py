@@ -175,13 +175,15 @@ def test_a_request_head_past_max_head_bytes_gets_414_or_431(strict, pieces):
     status, headers, body = exchange(server.port, long_url, pieces)
     assert (status, headers["content-type"]) == (414, "application/json")
     assert "URL longer than MAX_HEAD_BYTES (4096 bytes)" in json.loads(body)["error"]  # a /v2 path
+    assert len(headers["x-request-id"]) == 16  # a new one: no header was read
     # one endless header, or many: 431; the bytes may arrive at once or piece by piece
-    one = f"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {'b' * HEAD_LIMIT}\r\n\r\n"
+    one = f"GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Request-ID: mine\r\nX-Big: {'b' * HEAD_LIMIT}\r\n\r\n"
     many = "GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n" + "X-Pad: 0123456789\r\n" * 300 + "\r\n"
     for request in (one, many):
         status, headers, body = exchange(server.port, request.encode(), pieces)
         assert status == 431, body
         assert "request headers larger than MAX_HEAD_BYTES" in json.loads(body)["detail"]
+        assert headers["x-request-id"] == "mine" if request is one else len(headers["x-request-id"]) == 16
     # a head just under the limit, then its body, is served (the body does not count against it)
     png = digit_png()
     head = predict_head(server.port, len(png))
@@ -213,8 +215,11 @@ def test_keep_alive_heads_each_get_the_whole_limit(strict):
     ],
 )  # fmt: skip
 def test_a_request_the_parser_refuses_gets_a_json_400_saying_why(strict, request_bytes, reason):
-    status, headers, body = exchange(strict.port, request_bytes)
+    sent = request_bytes.replace(b"\r\n", b"\r\nX-Request-ID: r-1\r\n", 1)  # the first header
+    status, headers, body = exchange(strict.port, sent)
     assert (status, headers["content-type"]) == (400, "application/json")
+    headers_read = reason in ("Invalid header token", "Content-Length")  # else the first line was refused
+    assert headers["x-request-id"] == "r-1" if headers_read else len(headers["x-request-id"]) == 16
     detail = json.loads(body)["detail"]
     assert detail.startswith("malformed HTTP request: ") and reason in detail
 

@@ -136,6 +136,7 @@ def test_wrong_shapes_datatypes_and_names_are_400(client, digits):
         "fractions": {**good, "data": [0.5] * (2 * 784)},
         "fp32 range": {**good, "datatype": "FP32", "shape": [2, 1, 28, 28], "data": [5.0] * (2 * 784)},
         "strings": {**good, "data": ["a"] * (2 * 784)},
+        "a boolean among numbers": {**good, "data": [True] + good["data"][1:]},
         "ragged": {**good, "data": [[0] * 784, [0] * 783]},
         "no data": {k: v for k, v in good.items() if k != "data"},
         "name": {**good, "name": "input__0"},
@@ -169,6 +170,31 @@ def test_wrong_shapes_datatypes_and_names_are_400(client, digits):
         INFER, content=header + b"12345", headers={"Inference-Header-Content-Length": str(len(header))}
     )
     assert r.status_code == 400 and "binary_data_size" in r.json()["error"]
+
+
+def test_fp32_values_are_checked_alike_in_json_and_binary(client):
+    """Values outside 0..1 or not finite: the same 400 whether they come as JSON or as binary data (the
+    binary path once clipped them to a picture and answered)."""
+
+    def send(values: np.ndarray, binary: bool):
+        t = {"name": "image", "datatype": "FP32", "shape": [1, 1, 28, 28]}
+        if not binary:
+            return client.post(INFER, json={"inputs": [{**t, "data": values.tolist()}]})
+        raw = values.astype("<f4").tobytes()
+        header = json.dumps({"inputs": [{**t, "parameters": {"binary_data_size": len(raw)}}]}).encode()
+        return client.post(
+            INFER, content=header + raw, headers={"Inference-Header-Content-Length": str(len(header))}
+        )
+
+    for case, value in (("200", 200.0), ("-1", -1.0), ("nan", float("nan")), ("inf", float("inf"))):
+        values = np.full(784, value, np.float32)
+        for binary in (False, True) if np.isfinite(value) else (True,):  # JSON has no NaN: binary only
+            r = send(values, binary)
+            assert r.status_code == 400, (case, r.status_code, r.text)
+            assert ("0..1" if case in ("200", "-1") else "finite") in r.json()["error"], (case, r.json())
+    edge = np.zeros(784, np.float32)
+    edge[:2] = (1.0005, -0.0005)  # rounding just outside 0..1 is tolerated either way
+    assert [send(edge, binary).status_code for binary in (False, True)] == [200, 200]
 
 
 def test_encoded_pictures_as_bytes_and_their_errors(client, digits):

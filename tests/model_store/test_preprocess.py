@@ -337,7 +337,17 @@ def test_pixels_are_used_as_is_and_validated(digits):
     assert np.abs(pixels_to_array(u8.tolist()) - u8 / 255.0).max() < 1e-7
     off = np.roll(u8, 4, 1)
     assert np.array_equal(pixels_to_array(off.tolist()), off.astype(np.float32) / 255.0)  # no recentring
-    for bad in ([[0] * 28] * 27, [[0] * 27] * 28, [["a"] * 28] * 28, [[300] * 28] * 28, [[-1] * 28] * 28, 5):
+    for bad in (
+        [[0] * 28] * 27,
+        [[0] * 27] * 28,
+        [["a"] * 28] * 28,
+        [["255"] * 28] * 28,
+        [[True] * 28] * 28,
+        [[True] + [0] * 27] * 28,  # numpy takes True for 1 beside numbers
+        [[300] * 28] * 28,
+        [[-1] * 28] * 28,
+        5,
+    ):
         with pytest.raises(InvalidPixels):
             pixels_to_array(bad)
     with pytest.raises(NoInk):
