@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,7 +90,8 @@ async def infer(
 ) -> Answer:  # fmt: skip
     """Run images through the engine; 503/504 on refusal or deadline, 499 when the client left.
     ``request``: the HTTP request, watched for the client leaving; None where the caller's own task is
-    cancelled when its client leaves (gRPC)."""
+    cancelled when its client leaves (gRPC). More images than one engine call holds (a long number's
+    candidates) go as several calls at once, their rows joined; counted as one request of the model."""
     client = runtime.client
     assert client is not None, "runtime not started"
     width = model.predict_width
@@ -97,18 +99,58 @@ async def infer(
         assert model.attention is not None
         width = model.attention["width"]
     deadline = started + runtime.settings.request_timeout_s
+    size = client.max_images  # 0 while the engine is away: submit says so (503)
     ok = False
     try:
-        req_id, future = client.submit(model.index, op, images, width, deadline)
-        reply = await _wait(request, client, req_id, future, deadline, model.name)  # its own errors: 503/504
+        if len(images) <= size or not size:
+            reply = await _submitted(request, runtime, model, op, images, width, deadline)
+        else:  # more than one engine call holds: in parts, sent at once
+            parts = [images[i : i + size] for i in range(0, len(images), size)]
+            calls = [_submitted(request, runtime, model, op, p, width, deadline) for p in parts]
+            reply = await _joined(calls)
         ok = True
-    except EngineGone:  # from submit
-        raise Unavailable(f"the engine is not available: {runtime.not_ready_reason}") from None
-    except EngineRefused as exc:  # from submit
-        raise _refusal(exc.status, model.name) from None
     finally:  # refused, expired, failed or abandoned requests count as the model's failures
         runtime.metrics.model_request(model.name, ok).observe(time.monotonic() - started)
     return Answer(model, reply, started)
+
+
+async def _submitted(
+    request: Request | None, runtime: Runtime, model: ServedModel, op: Op, images: list[np.ndarray],
+    width: int, deadline: float,
+) -> Reply:  # fmt: skip
+    """One engine call: submitted, then awaited (its own errors: 503/504, 499)."""
+    client = runtime.client
+    assert client is not None
+    try:
+        req_id, future = client.submit(model.index, op, images, width, deadline)
+    except EngineGone:
+        raise Unavailable(f"the engine is not available: {runtime.not_ready_reason}") from None
+    except EngineRefused as exc:
+        raise _refusal(exc.status, model.name) from None
+    return await _wait(request, client, req_id, future, deadline, model.name)
+
+
+async def _joined(parts: list[Coroutine[Any, Any, Reply]]) -> Reply:
+    """Engine calls sent at once -> one reply: their rows in order; the largest forward pass, the longest
+    queue wait and compute (the parts may share passes or follow one another). The first failure is
+    raised at once, the other calls cancelled (dropped before compute where still queued)."""
+    tasks = [asyncio.ensure_future(part) for part in parts]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in tasks:
+            if task in done and not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+        replies = [task.result() for task in tasks]  # every one done: no failure came first
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)  # the others' errors: retrieved, not raised
+    return Reply(
+        outputs=np.concatenate([r.outputs for r in replies]),
+        batch_size=max(r.batch_size for r in replies),
+        queue_s=max(r.queue_s for r in replies),
+        compute_s=max(r.compute_s for r in replies),
+    )
 
 
 async def infer_tensors(

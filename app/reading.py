@@ -13,7 +13,7 @@ import logging
 
 from fastapi import Request
 
-from model_store.reading import Candidates, plain_number
+from model_store.reading import ENGINE_CALLS, Candidates, plain_number
 
 from .errors import ServiceError
 from .inputs import Payload, image_bytes, parse_json
@@ -26,14 +26,21 @@ from .settings import Settings
 log = logging.getLogger(__name__)
 
 
-def split_upload(payload: Payload, settings: Settings, max_crops: int) -> Candidates:
-    """Payload (a picture, or a drawing's strokes) -> its candidate digits (at most ``max_crops``, what
-    one engine call holds). Worker thread; raises ServiceError."""
+def engine_calls(settings: Settings) -> int:
+    """How many engine calls' worth of candidates a picture may have (``model_store.reading.candidates``):
+    each call holds one of the worker's large slots, and a long number takes at most half of them."""
+    return max(1, min(ENGINE_CALLS, settings.large_slots_per_worker // 2))
+
+
+def split_upload(payload: Payload, settings: Settings, max_crops: int, calls: int = 1) -> Candidates:
+    """Payload (a picture, or a drawing's strokes) -> its candidate digits: at most ``max_crops``, what one
+    engine call holds, or ``calls`` times as many where one call's would leave the rules' digits alone
+    (``model_store.reading.candidates``). Worker thread; raises ServiceError."""
     body = parse_json(payload) if payload.json_body is not None else None
     if isinstance(body, StrokesJSON):
-        return candidates_drawing(body.drawing(), settings.max_digits, max_crops)
+        return candidates_drawing(body.drawing(), settings.max_digits, max_crops, calls)
     return candidates_bytes(
-        image_bytes(payload)[0], settings.max_image_pixels, settings.max_digits, max_crops
+        image_bytes(payload)[0], settings.max_image_pixels, settings.max_digits, max_crops, calls
     )
 
 
@@ -48,8 +55,9 @@ async def number_hint(
     if not runtime.settings.number_hints or threshold is None or answer.outputs[0, classes] >= threshold:
         return None
     assert runtime.client is not None  # the answer came from the engine
+    max_crops, calls = runtime.client.max_images, engine_calls(runtime.settings)
     try:
-        cands = await runtime.run_cpu(split_upload, payload, runtime.settings, runtime.client.max_images)
+        cands = await runtime.run_cpu(split_upload, payload, runtime.settings, max_crops, calls)
         if len(cands.crops) < 2:
             return None
         reading = await infer(request, runtime, served, [c.pixels for c in cands.crops], answer.started)

@@ -6,7 +6,8 @@ sit, measured against their line's digits (h: the digits' height from their top 
 the pen's stroke width):
 
     .  a dot: roundish, at most DOT_SIZE h across, its centre on the baseline
-    ,  a short stroke from the baseline down: taller than a dot, the more so the less it reaches under
+    ,  a short stroke from the baseline down: taller than a dot, the more so the less it reaches under,
+       and under it or longer one way than across (a typeface's point is round)
     :  two dots one over the other, the upper one about halfway up the digits, the lower one lower
     -  a flat stroke of one pen width halfway up the digits, MINUS_LENGTH h long
 
@@ -38,10 +39,14 @@ COLON = (0.1, 0.65)  # a colon's upper dot's centre ...
 COLON_LOW = (0.5, 1.15)  # ... and its lower one's (a clock's and some writers' sit over the baseline) ...
 COLON_APART = 0.25  # ... at least this much lower
 COMMA_FROM = 0.6  # a comma starts at least this far down the digits ...
-COMMA_SIZE = (0.5, 0.4)  # ... is at most this tall and wide (times h) ...
+COMMA_SIZE = (0.5, 0.5)  # ... is at most this tall and wide (times h) ...
 COMMA_TALL = 1.75  # ... and ends on the baseline or under it, at least this tall in stroke widths, ...
 COMMA_DEEP = 4.0  # ... counting this many for every line height its end reaches under the baseline (a
-# dot is about one stroke width across and sits on the baseline)
+# dot is about one stroke width across and sits on the baseline) ...
+COMMA_UNDER = 0.06  # ... and it reaches this far (times h) under the baseline or its ink is COMMA_LONG
+COMMA_LONG = 1.5  # times longer one way than across (its principal axes): a typeface's point, up to
+# two of its hairline-thinned stroke widths tall, is round or square and sits on the baseline (1.0-1.3);
+# a comma's tail makes it 1.7-3.9
 MINUS_LENGTH = (0.25, 1.2)  # a minus is this long (times h) ...
 MINUS_FLAT = 1.5  # ... at least this many times longer than it is high
 MINUS_THICK = 2.5  # ... and at most this many stroke widths high (one stroke)
@@ -208,7 +213,23 @@ def _comma(c: Part, m: _Metrics) -> bool:
     tall, wide = COMMA_SIZE
     small = m.down(c.y0) >= COMMA_FROM and c.height <= tall * m.height and c.width <= wide * m.height
     under = (c.y1 - m.base) / m.height
-    return small and under >= 0.0 and c.height / m.pen + COMMA_DEEP * under >= COMMA_TALL
+    return (
+        small
+        and under >= 0.0
+        and c.height / m.pen + COMMA_DEEP * under >= COMMA_TALL
+        and (under >= COMMA_UNDER or _elongation(c, m.labels) >= COMMA_LONG)
+    )
+
+
+def _elongation(c: Part, labels: np.ndarray) -> float:
+    """How much longer a component's ink is along its principal axis than across it (1: a disc or a
+    square; a slanted stroke scores by its length, where its box would call it square)."""
+    ys, xs = np.nonzero(labels[c.y0 : c.y1, c.x0 : c.x1] == c.labels[0])
+    if len(xs) < 2:
+        return 1.0
+    spread = np.cov(np.stack([xs, ys]).astype(np.float64)) + np.eye(2) / 12  # a pixel's own spread
+    low, high = np.linalg.eigvalsh(spread)
+    return float(np.sqrt(high / low))
 
 
 def _flat(c: Part, m: _Metrics) -> bool:

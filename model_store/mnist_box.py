@@ -16,6 +16,11 @@ BOX = 20  # the digit is fitted into BOX x BOX
 CENTRE = 14.0  # MNIST centres of mass lie in [13.5, 14.5] (row/col index coordinates)
 MID_SIZE = 4 * BOX  # intermediate size of the cropped digit, where strokes are measured and thickened
 MNIST_STROKE = 0.117  # median MNIST stroke width as a fraction of the 20 px box
+# Along a line of LINE_RUNS column runs or more (a long number: each digit under min_share of the ink, a 1
+# from about 10 digits), a run is a speck only under LINE_SPECK of the largest run's ink (a 1 holds about 0.4
+# of a wide digit's); a shorter line keeps min_share.
+LINE_SPECK = 0.15
+LINE_RUNS = 8
 
 
 def resize(
@@ -49,30 +54,36 @@ def thicken(x: np.ndarray) -> np.ndarray:
     return np.asarray(Image.fromarray(padded, "F").filter(ImageFilter.MaxFilter(k)))
 
 
-def _main_span(profile: np.ndarray, min_share: float = 0.06) -> tuple[int, int]:
-    """First..last index of the runs of non-zero profile that hold >= min_share of the ink.
+def _main_span(profile: np.ndarray, min_share: float = 0.06, line: bool = False) -> tuple[int, int]:
+    """First..last index of the runs of non-zero profile that hold >= min_share of the ink (along a
+    ``line`` of LINE_RUNS runs or more, >= LINE_SPECK of the largest run's will do).
 
     Runs are separated by empty rows (or columns); a small isolated run is a speck of dust, a
     slip of the pen or a page mark, and must not stretch the box the digit is scaled into.
-    Detached parts of real digits (the flag of a 5, the bar of a 7) hold well over 10%.
+    Detached parts of real digits (the flag of a 5, the bar of a 7) hold well over 10%. Along a line
+    of writing each digit is a run of its own, under min_share of a long number's ink.
     """
     starts, ends = runs(profile > 0)
     cum = np.concatenate([[0.0], np.cumsum(profile, dtype=np.float64)])
     mass = cum[ends + 1] - cum[starts]
-    keep = np.flatnonzero(mass >= min_share * mass.sum())
+    least = min_share * mass.sum()
+    if line and np.count_nonzero(mass >= LINE_SPECK * mass.max()) >= LINE_RUNS:
+        least = min(least, LINE_SPECK * mass.max())
+    keep = np.flatnonzero(mass >= least)
     if keep.size == 0:
         keep = np.array([int(mass.argmax())])
     return int(starts[keep[0]]), int(ends[keep[-1]])
 
 
-def ink_box(x: np.ndarray, level: float) -> tuple[int, int, int, int]:
+def ink_box(x: np.ndarray, level: float, line: bool = False) -> tuple[int, int, int, int]:
     """Rows r0..r1 and columns c0..c1 of the ink above ``level``, isolated specks ignored
-    (rows, then columns, then rows again)."""
+    (rows, then columns, then rows again). ``line``: the ink is a line of digits, whose columns a long
+    number's many runs may each hold under min_share (``_main_span``)."""
     ink = np.where(x > level, x, 0.0)
     if not ink.any():  # nothing stands out of the grain
         raise NoInk("no ink found: the canvas is empty or too noisy")
     r0, r1 = _main_span(ink.sum(axis=1))
-    c0, c1 = _main_span(ink[r0 : r1 + 1].sum(axis=0))
+    c0, c1 = _main_span(ink[r0 : r1 + 1].sum(axis=0), line=line)
     s0, s1 = _main_span(ink[r0 : r1 + 1, c0 : c1 + 1].sum(axis=1))
     return r0 + s0, r0 + s1, c0, c1
 

@@ -287,7 +287,7 @@ def small_writing(gray: np.ndarray, side: int, lines: bool = False) -> tuple[int
         x, sigma = ink_above_paper(gray)
         coarse, f = coarse_copy(without_edge_bands(x, BOX_LEVEL))
         peak = float(coarse.max())
-        r0, r1, c0, c1 = ink_box(coarse, max(BOX_LEVEL * peak, GRAIN * sigma / f))
+        r0, r1, c0, c1 = ink_box(coarse, max(BOX_LEVEL * peak, GRAIN * sigma / f), line=lines)
     except NoInk:
         return None
     r0, r1, c0, c1 = r0 * f, (r1 + 1) * f, c0 * f, (c1 + 1) * f

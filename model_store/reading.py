@@ -28,8 +28,13 @@ from .mnist_box import stroke_width
 from .pieces import Line, line_height, line_pieces, line_runs, line_strokes
 from .segment import DigitCrop, Page, PenStroke, page_bytes, page_drawn, shared_ink
 
+ENGINE_CALLS = 4  # the service's ``calls``: where one engine call's worth of candidates leaves only the
+# rules' digits of a long number (20 digits are 60-80 candidates), up to this many
+LONG_NUMBER = 9  # digits by the rules from which a number is long (fewer that overflow one call are a few
+# digits among many slivers, a plate's wall or border: read better by the rules alone)
+
 # Touching strokes are cut along seams crossing at most this many stroke widths of ink; the next, stricter
-# limit when the alternatives would not fit in one batch (``model_store.pieces``); then, for a drawing,
+# limit when the alternatives would not fit in ``max_crops`` (``model_store.pieces``); then, for a drawing,
 # none but the rules' own cuts (its strokes are pieces already).
 CUT_INK = (3.0, 2.2, 1.5)
 Runs = list[list[tuple[int, int, np.ndarray]]]  # per line: (first piece, end piece, features) per crop
@@ -181,24 +186,31 @@ class Candidates:
         return float(sum(shared_ink(self.pen[s], self.pen[t], self.pen_width) for s, t in pairs))
 
 
-def candidates_bytes(data: bytes, max_pixels: int, max_digits: int = 32, max_crops: int = 64) -> Candidates:
+def candidates_bytes(
+    data: bytes, max_pixels: int, max_digits: int = 32, max_crops: int = 64, calls: int = 1
+) -> Candidates:
     """Encoded image bytes -> its candidate digits. Raises the decoder's ImageErrors (NoInk and
     TooManyDigits among them)."""
-    return candidates(page_bytes(data, max_pixels, max_digits), max_crops)
+    return candidates(page_bytes(data, max_pixels, max_digits), max_crops, calls)
 
 
-def candidates_drawing(drawing: Drawing, max_digits: int = 32, max_crops: int = 64) -> Candidates:
+def candidates_drawing(
+    drawing: Drawing, max_digits: int = 32, max_crops: int = 64, calls: int = 1
+) -> Candidates:
     """A number sent as its pen strokes -> its candidate digits, its strokes the pieces where they run
     together (``model_store.drawing``). Raises NoInk and TooManyDigits."""
-    return candidates(page_drawn(draw(drawing), max_digits), max_crops)
+    return candidates(page_drawn(draw(drawing), max_digits), max_crops, calls)
 
 
-def candidates(page: Page, max_crops: int = 64) -> Candidates:
-    """All alternatives when they fit in ``max_crops`` crops (fewer cuts tried when they do not),
-    else the rule-based digits alone. A display's digits are its groups of bars (``model_store.displays``):
-    cutting an 8 between its bars or skipping a digit the digit score doubts only loses digits, so they
-    are read as grouped, the rules' digits alone."""
+def candidates(page: Page, max_crops: int = 64, calls: int = 1) -> Candidates:
+    """All alternatives when they fit in ``max_crops`` crops (one engine call's; fewer cuts tried when they
+    do not), else, for a long number, in ``calls`` times as many, else the rule-based digits alone. A
+    display's digits are its groups of bars (``model_store.displays``): cutting an 8 between its bars or
+    skipping a digit the digit score doubts only loses digits, so they are read as grouped, the rules'
+    digits alone."""
     found = None if page.display else _alternatives(page, max_crops)
+    if found is None and not page.display and calls > 1 and sum(map(len, page.lines)) >= LONG_NUMBER:
+        found = _alternatives(page, calls * max_crops)
     lines, runs = found if found is not None else _rules_alone(page)
     crops, spans, features = [], [], []
     for line_no, (line, listed) in enumerate(zip(lines, runs, strict=True)):

@@ -27,6 +27,7 @@ from PIL import Image
 from model_store.drawing import Drawing
 from model_store.preprocess import ImageError
 from model_store.reading import (
+    ENGINE_CALLS,
     WEIGHTS,
     Candidates,
     Weights,
@@ -98,12 +99,17 @@ def encoded(samples: list[tuple[np.ndarray, str]]) -> list[bytes]:
     return [png_bytes(Image.fromarray(image)) for image, _ in samples]
 
 
+def _budget(rules_only: bool) -> dict[str, int]:
+    """The candidates the service lays out (``max_crops``, ``calls``); the rules' alone for --rules-only."""
+    return {"max_crops": 0, "calls": 1} if rules_only else {"max_crops": MAX_CROPS, "calls": ENGINE_CALLS}
+
+
 def split_uploads(uploads: list[bytes], rules_only: bool = False) -> list[Candidates | None]:
     """Every upload's candidate digits (None where the segmenter refused the picture)."""
     out: list[Candidates | None] = []
     for data in uploads:
         try:
-            out.append(candidates_bytes(data, UPLOAD_MAX_PIXELS, max_crops=0 if rules_only else MAX_CROPS))
+            out.append(candidates_bytes(data, UPLOAD_MAX_PIXELS, **_budget(rules_only)))
         except ImageError:
             out.append(None)
     return out
@@ -114,7 +120,7 @@ def split_drawings(drawings: list[Drawing], rules_only: bool = False) -> list[Ca
     out: list[Candidates | None] = []
     for drawing in drawings:
         try:
-            out.append(candidates_drawing(drawing, max_crops=0 if rules_only else MAX_CROPS))
+            out.append(candidates_drawing(drawing, **_budget(rules_only)))
         except ImageError:
             out.append(None)
     return out

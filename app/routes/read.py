@@ -2,10 +2,11 @@
 
 The picture is split by ``model_store.reading`` on a worker thread into every plausible digit (the
 alternative ways to merge broken strokes and cut touching ones); all of them go to the model's batcher
-in one submission, so a number costs one forward pass, and ``choose`` keeps the reading the model
-finds most convincing. The punctuation found between the digits (``model_store.marks``: a decimal point,
-a comma, a colon, a minus) is spelled into ``text`` and listed in ``marks``; ``confidence`` is how sure the
-reading is as a whole (``model_store.text_confidence``).
+at once, so a number costs one forward pass (a long number's, up to ENGINE_CALLS engine calls of the
+largest batch each), and ``choose`` keeps the reading the model finds most convincing. The punctuation
+found between the digits (``model_store.marks``: a decimal point, a comma, a colon, a minus) is spelled
+into ``text`` and listed in ``marks``; ``confidence`` is how sure the reading is as a whole
+(``model_store.text_confidence``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ..deps import path_and_flag, query_flag
 from ..inputs import PICTURE, PICTURE_BODY, read_payload
 from ..openapi import errors
 from ..pipeline import infer, serving
-from ..reading import split_upload
+from ..reading import engine_calls, split_upload
 from ..schemas import ReadResponse
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
@@ -44,7 +45,8 @@ async def read_number(request: Request) -> JSONResponse:
     return_input = query_flag(request, "return_input")
     payload = await read_payload(request, runtime.settings, PICTURE)
     assert runtime.client is not None  # serving() answered 503 unless the engine is connected
-    cands = await runtime.run_cpu(split_upload, payload, runtime.settings, runtime.client.max_images)
+    calls = engine_calls(runtime.settings)
+    cands = await runtime.run_cpu(split_upload, payload, runtime.settings, runtime.client.max_images, calls)
     answer = await infer(request, runtime, served, [c.pixels for c in cands.crops], started)
     digits: list[dict[str, Any]] = []
     scored = path_scores(cands, answer.outputs, served.digit_threshold)  # choose's, kept for the confidence

@@ -337,3 +337,25 @@ def test_a_405_allows_every_method_the_path_serves(client):
     r = client.patch("/metrics")
     assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD" and "detail" in r.json()
 
+
+def test_a_request_reaching_the_engine_while_it_is_away_gets_503(test_store):
+    """Readiness is checked before the body is read and decoded: the engine may go in between. Its
+    client then holds no slots (room for 0 images): 503, as before the engine calls were split."""
+    import time
+
+    from app.errors import Unavailable
+    from app.pipeline import infer
+
+    async def go() -> None:
+        app = create_app(make_settings(test_store))
+        async with running(app):
+            runtime = app.state.runtime
+            served = runtime.model_for_inference(VIT)
+            slots, runtime.client.slots = runtime.client.slots, None
+            try:
+                with pytest.raises(Unavailable, match="engine is not available"):
+                    await infer(None, runtime, served, [np.zeros((28, 28), np.float32)] * 3, time.monotonic())
+            finally:
+                runtime.client.slots = slots
+
+    asyncio.run(go())

@@ -116,3 +116,27 @@ def test_a_printed_tick_with_a_bit_of_its_line_is_no_comma() -> None:
     gray[y - 25 : y, x0] = 0.0  # the tick
     gray[y, x0 - 8 : x0 + 9] = 0.0  # its bit of line
     assert read_page(gray).marks == []
+
+
+@pytest.mark.parametrize(
+    "face",
+    ["dejavu/DejaVuSerif", "dejavu/DejaVuSerifCondensed", "dejavu/DejaVuSerif-Italic",
+     "dejavu/DejaVuSansMono-Oblique", "liberation/LiberationSerif-Regular",
+     "liberation/LiberationSerif-Italic", "liberation/LiberationSans-Regular"],
+)  # fmt: skip
+@pytest.mark.parametrize(("text", "size"), [("570.92", 60), ("-7.25", 90), ("3,14", 60), ("1,250", 90)])
+def test_a_typefaces_point_and_comma_are_told_apart(face: str, text: str, size: int) -> None:
+    """A serif face's point is up to two of its hairline-thinned stroke widths tall: it was taken for a
+    comma sitting on the baseline ("570,92"). A comma reaches under the baseline or is longer than wide;
+    a point does neither."""
+    from PIL import ImageDraw, ImageFont
+
+    path = f"/usr/share/fonts/truetype/{face}.ttf"
+    try:
+        font = ImageFont.truetype(path, size)
+    except OSError:
+        pytest.skip(f"{path} is not installed (apt install fonts-dejavu-extra fonts-liberation)")
+    img = Image.new("L", (int(font.getlength(text)) + size, int(size * 1.6)), 245)
+    ImageDraw.Draw(img).text((size / 2, size * 0.25), text, fill=20, font=font)
+    page = read_page(to_gray(img))
+    assert [m.char for m in sorted(page.marks, key=lambda m: m.x)] == [c for c in text if not c.isdigit()]
