@@ -111,7 +111,9 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
 def _allowed_methods(request: Request) -> str:
     """Every method some route serves at the request's path (Starlette's 405 names those of the first
     route that matched the path only), HEAD wherever GET is (``app.aliases`` answers it)."""
-    routes = [r for r in request.app.router.routes if not isinstance(r, Mount)]  # a Mount takes any method
+    routes = request.app.router.routes
+    if any(isinstance(r, Mount) and r.matches(request.scope)[0] is not Match.NONE for r in routes):
+        return "GET, HEAD"  # static files (a Mount matches any method)
     methods = {
         method
         for method in ("GET", "POST", "PUT", "PATCH", "DELETE")

@@ -16,9 +16,9 @@ BOX = 20  # the digit is fitted into BOX x BOX
 CENTRE = 14.0  # MNIST centres of mass lie in [13.5, 14.5] (row/col index coordinates)
 MID_SIZE = 4 * BOX  # intermediate size of the cropped digit, where strokes are measured and thickened
 MNIST_STROKE = 0.117  # median MNIST stroke width as a fraction of the 20 px box
-# Along a line of LINE_RUNS column runs or more (a long number: each digit under min_share of the ink, a 1
-# from about 10 digits), a run is a speck only under LINE_SPECK of the largest run's ink (a 1 holds about 0.4
-# of a wide digit's); a shorter line keeps min_share.
+# Along a line with LINE_RUNS column runs or more of at least LINE_SPECK of the largest run's ink (a long
+# number: each digit under min_share of the ink, a 1 from about 10 digits), a run is a speck only under
+# LINE_SPECK of the largest (a 1 holds about 0.4 of a wide digit's); a shorter line keeps min_share.
 LINE_SPECK = 0.15
 LINE_RUNS = 8
 
@@ -56,7 +56,7 @@ def thicken(x: np.ndarray) -> np.ndarray:
 
 def _main_span(profile: np.ndarray, min_share: float = 0.06, line: bool = False) -> tuple[int, int]:
     """First..last index of the runs of non-zero profile that hold >= min_share of the ink (along a
-    ``line`` of LINE_RUNS runs or more, >= LINE_SPECK of the largest run's will do).
+    ``line`` with LINE_RUNS runs or more of LINE_SPECK of the largest run's ink, that share will do).
 
     Runs are separated by empty rows (or columns); a small isolated run is a speck of dust, a
     slip of the pen or a page mark, and must not stretch the box the digit is scaled into.

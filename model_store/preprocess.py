@@ -72,6 +72,7 @@ __all__ = [
     "configure",
     "decode_base64",
     "decode_image",
+    "holds_bool",
     "ink_above_paper",
     "ink_to_mnist",
     "pixels_to_array",

@@ -259,10 +259,10 @@ def _input(request: Any) -> Tensor:
     values = getattr(given.contents, field) if field is not None else None
     if raws and given.contents.ListFields():
         raise V2Error(f"input '{given.name}' has both raw_input_contents and typed contents: send one")
-    if not raws and not values and field is not None and (sent := given.contents.ListFields()):
+    if field is not None and (others := [f.name for f, _ in given.contents.ListFields() if f.name != field]):
         raise V2Error(
             f"input '{given.name}' is {given.datatype}: its values go in contents.{field} (or "
-            f"raw_input_contents), not {', '.join(f.name for f, _ in sent)}"
+            f"raw_input_contents), not {', '.join(others)}"
         )
     return Tensor(
         given.name,

@@ -336,6 +336,7 @@ def test_a_405_allows_every_method_the_path_serves(client):
     assert client.delete(f"/v2/models/{VIT}/infer").headers["allow"] == "POST"
     r = client.patch("/metrics")
     assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD" and "detail" in r.json()
+    assert client.put("/static/app.js").headers["allow"] == "GET, HEAD"  # a static file
 
 
 def test_a_request_reaching_the_engine_while_it_is_away_gets_503(test_store):

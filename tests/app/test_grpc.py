@@ -221,6 +221,7 @@ def test_grpc_errors_are_statuses_that_say_what_is_wrong(start_server, digits):
         "raw and typed": (request(typed_too=True), INVALID, "both raw_input_contents and typed"),
         "raw and a wrong field": (request(int_contents=True), INVALID, "both raw_input_contents and typed"),
         "wrong field": (request(raw=None, int_contents=True), INVALID, "uint_contents .*not int_contents"),
+        "two fields": (request(raw=None, typed_too=True, int_contents=True), INVALID, "not int_contents"),
         "two inputs": (request(two_inputs=True), INVALID, "send exactly one"),
         "too many": (request(shape=[65, 28, 28], raw=bytes(65 * 784)), TOO_LARGE, "at most 64"),
         "not a picture": (
@@ -256,7 +257,7 @@ def test_grpc_errors_are_statuses_that_say_what_is_wrong(start_server, digits):
     def failures(status: str) -> float:  # counted as the call ends, a moment after its status left
         return total(server.metrics(), "vit_digits_requests_total", method="GRPC", route=INFER, status=status)
 
-    assert wait_for(lambda: failures("400") == 10, 10), failures("400")
+    assert wait_for(lambda: failures("400") == 11, 10), failures("400")
     assert failures("404") == 3 and failures("500") == 0
 
 
