@@ -209,8 +209,8 @@ def candidates(page: Page, max_crops: int = 64, calls: int = 1) -> Candidates:
     skipping a digit the digit score doubts only loses digits, so they are read as grouped, the rules'
     digits alone."""
     found = None if page.display else _alternatives(page, max_crops)
-    long = calls > 1 and max_crops > 0 and sum(map(len, page.lines)) >= LONG_NUMBER
-    if found is None and not page.display and long:
+    overflowed = found is None and not page.display and calls > 1 and max_crops > 0
+    if overflowed and sum(map(len, page.lines)) >= LONG_NUMBER:  # counted only where one call overflowed
         found = _alternatives(page, calls * max_crops)
     lines, runs = found if found is not None else _rules_alone(page)
     crops, spans, features = [], [], []
